@@ -1,0 +1,69 @@
+# One target per job; `make help` lists them. Everything runs from the project's .venv.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc
+URL     ?=
+OUT     ?=
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+
+.PHONY: help setup fixtures crawl demo test test-unit test-contract test-integration test-infra test-e2e lint bench synth deploy destroy clean
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv with mdcrawl and the dev tools
+
+fixtures: ## install the Debian documentation packages the tests crawl
+	@missing=""; for p in $(DOC_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+crawl: setup ## crawl URL=... (default: the requests docs served on 127.0.0.1)
+ifeq ($(URL),)
+	$(MAKE) --no-print-directory fixtures
+	$(BIN)/python -m tests.support.demo $(if $(OUT),--out $(OUT))
+else
+	$(BIN)/mdcrawl crawl "$(URL)" $(if $(OUT),--out $(OUT))
+endif
+
+test: setup fixtures ## run every test tier
+	$(BIN)/pytest -q -n 2 -p no:cacheprovider
+
+test-unit: setup
+	$(BIN)/pytest -q tests/unit
+test-contract: setup
+	$(BIN)/pytest -q tests/contract
+test-integration: setup fixtures
+	$(BIN)/pytest -q tests/integration
+test-infra: setup
+	$(BIN)/pytest -q tests/infra
+test-e2e: setup fixtures
+	$(BIN)/pytest -q tests/e2e
+
+lint: setup ## ruff
+	$(BIN)/ruff check .
+
+bench: setup fixtures ## benchmarks: printed ratios, never asserted
+	$(BIN)/python -m bench.crawl
+
+synth: setup ## synthesize the CDK app into cdk.out
+	$(BIN)/python app.py
+
+deploy: setup ## cdk deploy to the account in your AWS credentials
+	npx --yes aws-cdk@2.1148.1 deploy --app "$(BIN)/python app.py"
+
+destroy: setup
+	npx --yes aws-cdk@2.1148.1 destroy --app "$(BIN)/python app.py"
+
+clean:
+	rm -rf $(VENV) cdk.out .pytest_cache mdcrawl-out

@@ -1,0 +1,75 @@
+"""Names shared by the code and the infrastructure, declared once.
+
+``infra/`` reads these to name tables, indexes and environment variables, and the
+AWS adapters and the moto fixtures read them too, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Table(StrEnum):
+    """Logical DynamoDB tables; the physical name arrives through an env var."""
+
+    JOBS = "jobs"
+    FRONTIER = "frontier"
+    CACHE = "cache"
+    PAGES = "pages"
+    EVENTS = "events"
+    CONNECTIONS = "connections"
+
+
+# Sparse index over frontier items that are pending: "next batch in discovery order".
+FRONTIER_PENDING_INDEX = "pending"
+# Index over jobs by owner (API key id), for listing a caller's jobs.
+JOBS_OWNER_INDEX = "by_owner"
+# Index over connections by subscribed job, to fan events out.
+CONNECTIONS_JOB_INDEX = "by_job"
+# Attribute DynamoDB's TTL reads on the tables whose data expires.
+TTL_ATTRIBUTE = "expires_at"
+
+
+class EnvVar(StrEnum):
+    """Environment variables the Lambda functions read (only in runtime/aws.py)."""
+
+    JOBS_TABLE = "MDCRAWL_JOBS_TABLE"
+    FRONTIER_TABLE = "MDCRAWL_FRONTIER_TABLE"
+    CACHE_TABLE = "MDCRAWL_CACHE_TABLE"
+    PAGES_TABLE = "MDCRAWL_PAGES_TABLE"
+    EVENTS_TABLE = "MDCRAWL_EVENTS_TABLE"
+    CONNECTIONS_TABLE = "MDCRAWL_CONNECTIONS_TABLE"
+    BUCKET = "MDCRAWL_BUCKET"
+    CRAWLER_FUNCTION = "MDCRAWL_CRAWLER_FUNCTION"
+    PROCESSOR_FUNCTION = "MDCRAWL_PROCESSOR_FUNCTION"
+    STATE_MACHINE_ARN = "MDCRAWL_STATE_MACHINE_ARN"
+    WEBSOCKET_ENDPOINT = "MDCRAWL_WEBSOCKET_ENDPOINT"
+    # Hosts/CIDRs the crawler may reach despite the SSRF guard (tests use 127.0.0.1).
+    ALLOW_NETWORKS = "MDCRAWL_ALLOW_NETWORKS"
+    MAX_PAGES = "MDCRAWL_MAX_PAGES"
+    BUDGET_SECONDS = "MDCRAWL_BUDGET_SECONDS"
+    CONCURRENCY = "MDCRAWL_CONCURRENCY"
+    RETENTION_DAYS = "MDCRAWL_RETENTION_DAYS"
+
+
+TABLE_ENV: dict[Table, EnvVar] = {
+    Table.JOBS: EnvVar.JOBS_TABLE,
+    Table.FRONTIER: EnvVar.FRONTIER_TABLE,
+    Table.CACHE: EnvVar.CACHE_TABLE,
+    Table.PAGES: EnvVar.PAGES_TABLE,
+    Table.EVENTS: EnvVar.EVENTS_TABLE,
+    Table.CONNECTIONS: EnvVar.CONNECTIONS_TABLE,
+}
+
+
+class BlobPrefix(StrEnum):
+    """Key prefixes in the blob store (S3 bucket or the local cache folder)."""
+
+    CACHE_BODIES = "cache/bodies/"  # content-addressed raw HTML, shared by all jobs
+    CACHE_MARKDOWN = "cache/markdown/"  # converted pages by content hash + converter version
+    JOBS = "jobs/"  # jobs/{job_id}/pages/*.md, jobs/{job_id}/docs.md, llms.txt, manifest.jsonl
+
+
+def job_key(job_id: str, name: str) -> str:
+    """Blob key of one of a job's outputs, e.g. ``job_key(j, "docs.md")``."""
+    return f"{BlobPrefix.JOBS}{job_id}/{name}"
