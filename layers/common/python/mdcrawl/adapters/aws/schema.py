@@ -1,0 +1,71 @@
+"""DynamoDB key schemas as data: read by the AWS adapters, by infra/ and by the moto
+and DynamoDB Local fixtures, so the table the stack creates is the table the code uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...names import (
+    CONNECTIONS_JOB_INDEX,
+    FRONTIER_PENDING_INDEX,
+    JOBS_OWNER_INDEX,
+    TTL_ATTRIBUTE,
+    Table,
+)
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    type: str  # "S" or "N"
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    name: str
+    pk: Key
+    sk: Key | None = None
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    table: Table
+    pk: Key
+    sk: Key | None = None
+    indexes: tuple[IndexSpec, ...] = ()
+    ttl: bool = False  # items carry TTL_ATTRIBUTE and expire
+    point_in_time_recovery: bool = False
+
+
+SCHEMAS: dict[Table, TableSpec] = {
+    Table.JOBS: TableSpec(
+        Table.JOBS,
+        Key("job_id", "S"),
+        indexes=(IndexSpec(JOBS_OWNER_INDEX, Key("owner", "S"), Key("created_at", "N")),),
+        ttl=True,
+        point_in_time_recovery=True,
+    ),
+    # pending_pk (= job_id) is set only while an item is pending: a sparse index that
+    # answers "next batch in discovery order" without scanning finished items.
+    Table.FRONTIER: TableSpec(
+        Table.FRONTIER,
+        Key("job_id", "S"),
+        Key("url_hash", "S"),
+        indexes=(IndexSpec(FRONTIER_PENDING_INDEX, Key("pending_pk", "S"), Key("order", "N")),),
+        ttl=True,
+    ),
+    Table.CACHE: TableSpec(Table.CACHE, Key("url_hash", "S"), ttl=True),
+    Table.PAGES: TableSpec(Table.PAGES, Key("job_id", "S"), Key("url_hash", "S"), ttl=True),
+    Table.EVENTS: TableSpec(Table.EVENTS, Key("job_id", "S"), Key("seq", "N"), ttl=True),
+    # One item per connection (sk "#conn") plus one per subscription (sk = job id, with
+    # sub_job set): the index finds a job's subscribers.
+    Table.CONNECTIONS: TableSpec(
+        Table.CONNECTIONS,
+        Key("connection_id", "S"),
+        Key("sk", "S"),
+        indexes=(IndexSpec(CONNECTIONS_JOB_INDEX, Key("sub_job", "S"), Key("connection_id", "S")),),
+        ttl=True,
+    ),
+}
+
+__all__ = ["SCHEMAS", "TTL_ATTRIBUTE", "IndexSpec", "Key", "TableSpec"]
