@@ -4,6 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc
+BENCH_PACKAGES := python-django-doc python3.11-doc
 URL     ?=
 OUT     ?=
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -54,6 +55,7 @@ lint: setup ## ruff
 	$(BIN)/ruff check .
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
+	$(MAKE) --no-print-directory fixtures DOC_PACKAGES="$(BENCH_PACKAGES)"
 	$(BIN)/python -m bench.crawl
 
 synth: setup ## synthesize the CDK app into cdk.out
