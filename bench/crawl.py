@@ -1,0 +1,157 @@
+"""Crawl benchmark: printed ratios against baselines measured in the same run.
+
+    python -m bench.crawl [--site django] [--latency 0.02] [--big]
+
+Serves a real Debian docs site on 127.0.0.1 with per-request latency, then measures:
+the fresh crawl's wall time and peak RSS (the CLI as a subprocess, pool workers
+included); (a) the fetch-only floor: a plain httpx crawl of the same pages at the same
+concurrency; (b) the conversion CPU of the same pages (ours and the naive
+readability-lxml + markdownify pipeline) divided by the cores; the cached re-crawl's wall.
+``--big`` also crawls a ~2,000-page site made of several Debian doc trees, for peak RSS.
+Nothing is asserted: the machine is noisy; read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.proc import run_measured
+from tests.support.server import serve_directory
+
+SITES = {
+    "django": Path("/usr/share/doc/python-django-doc/html"),
+    "python": Path("/usr/share/doc/python3.11/html"),
+    "celery": Path("/usr/share/doc/python-celery-doc/html"),
+    "cargo": Path("/usr/share/doc/cargo/doc"),
+}
+CONCURRENCY = 8
+MDCRAWL = str(Path(sys.executable).with_name("mdcrawl"))
+
+
+def crawl(url: str, work: Path, name: str) -> tuple[float, float]:
+    cmd = [MDCRAWL, "crawl", url, "--out", str(work / name), "--cache-dir", str(work / "cache"),
+           "--quiet", "--max-pages", "5000", "--budget", "3000",
+           "--concurrency", str(CONCURRENCY)]
+    wall, rss, code = run_measured(cmd)
+    if code != 0:
+        raise SystemExit(f"crawl failed with exit {code}: {' '.join(cmd)}")
+    return wall, rss
+
+
+def ok_urls(out: Path) -> list[str]:
+    lines = (out / "manifest.jsonl").read_text().splitlines()
+    return [row["url"] for row in map(json.loads, lines) if row["status"] == "ok"]
+
+
+async def _fetch_all(urls: list[str]) -> None:
+    limit = asyncio.Semaphore(CONCURRENCY)
+    async with httpx.AsyncClient(timeout=30) as client:
+        async def one(url: str) -> None:
+            async with limit:
+                (await client.get(url)).raise_for_status()
+        await asyncio.gather(*(one(u) for u in urls))
+
+
+def fetch_floor(urls: list[str]) -> float:
+    start = time.perf_counter()
+    asyncio.run(_fetch_all(urls))
+    return time.perf_counter() - start
+
+
+def cpu_ms(convert, pages: list[tuple[str, bytes]]) -> list[float]:  # noqa: ANN001
+    times = []
+    for url, body in pages:
+        start = time.process_time()
+        convert(body, url)
+        times.append((time.process_time() - start) * 1000)
+    return times
+
+
+def ours(body: bytes, url: str) -> None:
+    from mdcrawl.convert import convert_html
+
+    convert_html(body, url)
+
+
+def naive(body: bytes, url: str) -> None:
+    from markdownify import markdownify
+    from readability import Document
+
+    markdownify(Document(body.decode("utf-8", "replace")).summary())
+
+
+def page_bodies(urls: list[str], base: str, root: Path) -> list[tuple[str, bytes]]:
+    pages = []
+    for url in urls:
+        path = url[len(base):].split("#")[0] or "/"
+        file = root / path.lstrip("/")
+        file = file / "index.html" if path.endswith("/") else file
+        if file.is_file():
+            pages.append((url, file.read_bytes()))
+    return pages
+
+
+def describe(label: str, times: list[float]) -> str:
+    p90 = statistics.quantiles(times, n=10)[-1] if len(times) > 1 else times[0]
+    return f"{label}: median {statistics.median(times):.1f} ms/page, p90 {p90:.1f} ms/page"
+
+
+def bench_site(root: Path, latency: float, start_path: str = "/index.html") -> None:
+    cores = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp, serve_directory(root, latency=latency) as server:
+        work = Path(tmp)
+        fresh_wall, fresh_rss = crawl(server.url(start_path), work, "fresh")
+        urls = ok_urls(work / "fresh")
+        cached_wall, _ = crawl(server.url(start_path), work, "cached")
+        floor = fetch_floor(urls)
+    pages = page_bodies(urls, server.base_url, root)
+    our_ms, naive_ms = cpu_ms(ours, pages), cpu_ms(naive, pages)
+    conv_wall = sum(our_ms) / 1000 / cores
+    bound = max(floor, conv_wall)
+    print(f"\n== {root} ({len(urls)} pages, latency {latency * 1000:.0f} ms, {cores} cores)")
+    print(f"fresh crawl wall        {fresh_wall:7.2f} s   peak RSS {fresh_rss:.0f} MB")
+    print(f"fetch-only floor        {floor:7.2f} s")
+    print(f"conversion CPU / cores  {conv_wall:7.2f} s")
+    print(f"fresh / max(floor, cpu) {fresh_wall / bound:7.2f}   (target <= 1.2)")
+    print(f"cached re-crawl wall    {cached_wall:7.2f} s   ratio {cached_wall / fresh_wall:.3f} (target <= 0.1)")
+    print(describe("conversion, ours ", our_ms))
+    print(describe("conversion, naive", naive_ms))
+    print(f"ours / naive CPU        {sum(our_ms) / sum(naive_ms):7.2f}   (target <= 1.0)")
+
+
+def big_site(tmp: Path) -> Path:
+    """Several Debian doc trees under one root, with an index linking each: ~2,000 pages."""
+    links = []
+    for name, root in SITES.items():
+        if root.is_dir():
+            (tmp / name).symlink_to(root)
+            start = "proc_macro2/index.html" if name == "cargo" else "index.html"
+            links.append(f'<li><a href="{name}/{start}">{name}</a></li>')
+    (tmp / "index.html").write_text(f"<html><body><main><h1>Docs</h1><ul>{''.join(links)}</ul></main></body></html>")
+    return tmp
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", default="django", choices=sorted(SITES))
+    parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--big", action="store_true", help="also a ~2,000-page site, for RSS")
+    args = parser.parse_args()
+    bench_site(SITES[args.site], args.latency)
+    if args.big:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_site(big_site(Path(tmp)), args.latency)
+
+
+if __name__ == "__main__":
+    main()
