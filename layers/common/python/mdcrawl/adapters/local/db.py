@@ -1,0 +1,129 @@
+"""One SQLite database file shared by every local adapter, and by every process.
+
+The local runtime converts pages in a process pool: each worker opens its own
+``Database`` on the same file and writes pages, counters and events while the main
+process claims URLs. WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE``
+takes the write lock up front, so a read-modify-write never finds its snapshot stale
+half way (a deferred transaction that upgrades fails at once, without waiting); the
+busy timeout makes writers queue instead of failing. Every change happens in a
+transaction, so a kill -9 at any instant leaves the previous or the next state.
+
+One connection per ``Database``, guarded by a lock so the threads of one process can
+share it. A forked child never reuses its parent's connection (SQLite forbids it): the
+connection is reopened whenever the process id changed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ...errors import StoreError
+from .schema import MIGRATIONS
+
+BUSY_TIMEOUT_S = 60.0
+
+
+@contextmanager
+def store_errors(action: str) -> Iterator[None]:
+    """Translate sqlite3 errors at the boundary: callers only ever see StoreError."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreError(f"{action}: {exc}") from exc
+
+
+class Database:
+    """A lazily opened connection to one database file (no I/O until first use)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
+        with self._locked() as conn, store_errors(f"write to {self.path}"):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run one read statement (its own consistent snapshot) and fetch every row."""
+        with self._locked() as conn, store_errors(f"read from {self.path}"):
+            return conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                with store_errors(f"close {self.path}"):
+                    self._conn.close()
+            self._conn = None
+
+    @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        self._forget_parent_connection()
+        with self._lock:
+            if self._conn is None:
+                with store_errors(f"open {self.path}"):
+                    self._conn = connect(self.path)
+            yield self._conn
+
+    def _forget_parent_connection(self) -> None:
+        # After fork the inherited connection (and possibly a held lock) belong to the
+        # parent: drop both without closing, the parent still uses that connection.
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._lock = threading.RLock()
+            self._conn = None
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open a connection in autocommit mode (we issue BEGIN ourselves) and tune it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def migrate(db: Database) -> int:
+    """Bring the schema to the latest version (idempotent, safe when processes race).
+
+    The version lives in ``PRAGMA user_version``, written in the same transaction as
+    the statements of each step, so a crash mid-migration leaves the old version.
+    """
+    with db.write() as conn:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{db.path} has schema version {version}; this mdcrawl knows up to "
+                f"{len(MIGRATIONS)}: upgrade mdcrawl or use another cache folder"
+            )
+        for step in MIGRATIONS[version:]:
+            for statement in step:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    return len(MIGRATIONS)
+
+
+def open_database(path: Path) -> Database:
+    """Open (creating if needed) the database at ``path`` with the current schema."""
+    db = Database(path)
+    migrate(db)
+    return db
