@@ -152,6 +152,7 @@ class CacheEntry:
     last_modified: str | None = None
     links: tuple[str, ...] = ()  # absolute, normalised links found on the page
     title: str | None = None
+    encoding: str | None = None  # charset from the response headers, for conversion
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ class CrawledPage:
     depth: int
     from_cache: bool
     sitemap_rank: int | None = None
+    encoding: str | None = None  # charset from the response headers, if any
 
 
 @dataclass(frozen=True)

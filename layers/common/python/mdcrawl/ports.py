@@ -204,6 +204,10 @@ class CrawlOutcome:
     reason: str | None = None
     page: CrawledPage | None = None
     links: tuple[str, ...] = ()  # absolute, normalised, in page order (not yet scoped)
+    # Added by the pipeline: the sitemap's URLs (start URL only), and a human-readable
+    # cause for a failure (the manifest keeps ``reason``; the CLI shows ``detail``).
+    sitemap: tuple[str, ...] = ()
+    detail: str = ""
 
 
 @dataclass(frozen=True)
