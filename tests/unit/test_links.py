@@ -1,0 +1,99 @@
+"""links: what a crawler may follow from one page."""
+
+from __future__ import annotations
+
+from mdcrawl.links import extract_links
+
+from tests.support.sites import require_site
+
+PAGE = "https://docs.example.com/guide/intro.html"
+
+
+def test_links_are_absolute_normalised_in_page_order_and_deduplicated() -> None:
+    doc = b"""<html><body>
+      <a href="setup.html">Setup</a>
+      <a href="../api/index.html#top">API</a>
+      <a href="setup.html#install">Setup again</a>
+      <a href="https://OTHER.example/x?utm_source=docs">Elsewhere</a>
+      <a href="/guide/setup.html">Setup, absolute</a>
+    </body></html>"""
+    links = extract_links(doc, PAGE).links
+    assert links == (
+        "https://docs.example.com/guide/setup.html",
+        "https://docs.example.com/api/",
+        "https://other.example/x",
+    )
+
+
+def test_non_http_links_and_self_links_are_dropped() -> None:
+    doc = """<a href="javascript:void(0)">j</a><a href="mailto:a@example.com">m</a>
+      <a href="tel:+1">t</a><a href="data:text/html,x">d</a><a href="#section">anchor</a>
+      <a href="">empty</a><a href="ftp://files.example.com/">ftp</a>
+      <a href="http://[::1">broken</a><a href="next.html">next</a>"""
+    assert extract_links(doc, PAGE).links == ("https://docs.example.com/guide/next.html",)
+
+
+def test_base_href_changes_resolution() -> None:
+    doc = """<html><head><base href="https://cdn.example.com/v2/"></head>
+      <body><a href="page.html">p</a><a href="/root.html">r</a></body></html>"""
+    page = extract_links(doc, PAGE)
+    assert page.base == "https://cdn.example.com/v2/"
+    assert page.links == ("https://cdn.example.com/v2/page.html", "https://cdn.example.com/root.html")
+
+
+def test_relative_base_href_resolves_against_the_page_and_only_the_first_counts() -> None:
+    doc = """<head><base href="../shared/"><base href="https://ignored.example/"></head>
+      <a href="x.html">x</a>"""
+    page = extract_links(doc, PAGE)
+    assert page.base == "https://docs.example.com/shared/"
+    assert page.links == ("https://docs.example.com/shared/x.html",)
+
+
+def test_unusable_base_href_falls_back_to_page_url() -> None:
+    page = extract_links('<base href="javascript:alert(1)"><a href="x.html">x</a>', PAGE)
+    assert page.base == PAGE
+    assert page.links == ("https://docs.example.com/guide/x.html",)
+
+
+def test_canonical_is_returned_apart_from_links() -> None:
+    doc = """<head><link rel="stylesheet" href="s.css">
+      <link rel="Canonical" href="/guide/intro.html?utm_medium=x"></head>
+      <a href="other.html">o</a>"""
+    page = extract_links(doc, PAGE)
+    assert page.canonical == "https://docs.example.com/guide/intro.html"
+    assert page.links == ("https://docs.example.com/guide/other.html",)
+    assert extract_links("<a href='o.html'>o</a>", PAGE).canonical is None
+
+
+def test_meta_refresh_target_and_area_links_are_followed() -> None:
+    doc = """<head><meta http-equiv="Refresh" content="0; URL='moved/page.html'">
+      <meta http-equiv="content-type" content="text/html; charset=utf-8"></head>
+      <map><area href="/map-target.html"></map>"""
+    assert extract_links(doc, PAGE).links == (
+        "https://docs.example.com/guide/moved/page.html",
+        "https://docs.example.com/map-target.html",
+    )
+
+
+def test_charset_of_bytes_is_honoured_and_xhtml_strings_parse() -> None:
+    latin = '<meta charset="iso-8859-1"><a href="/caf\xe9.html">x</a>'.encode("latin-1")
+    assert extract_links(latin, PAGE).links == ("https://docs.example.com/caf%C3%A9.html",)
+    xhtml = '<?xml version="1.0" encoding="utf-8"?><html><body><a href="a.html">a</a></body></html>'
+    assert extract_links(xhtml, PAGE).links == ("https://docs.example.com/guide/a.html",)
+
+
+def test_empty_or_junk_documents_yield_no_links() -> None:
+    for doc in (b"", "   ", b"\x00\x01\x02", "not html at all"):
+        assert extract_links(doc, PAGE).links == ()
+
+
+def test_real_sphinx_page_links_stay_on_site_and_resolve() -> None:
+    site = require_site("requests")
+    body = (site.root / site.start.lstrip("/")).read_bytes()
+    url = "http://127.0.0.1:8000" + site.start
+    links = extract_links(body, url).links
+    local = [link for link in links if link.startswith("http://127.0.0.1:8000/")]
+    assert len(local) > 10
+    assert len(set(links)) == len(links)
+    assert all("#" not in link for link in links)
+    assert "http://127.0.0.1:8000/index.html" not in links  # folded, and it is the page itself
