@@ -66,9 +66,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for port in PORTS:
         if port in metafunc.fixturenames:
             factories = factories_for(port)
-            metafunc.parametrize(
-                port, list(factories.values()), ids=list(factories), indirect=True
-            )
+            metafunc.parametrize(port, list(factories.values()), ids=list(factories), indirect=True)
 
 
 def _open(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:

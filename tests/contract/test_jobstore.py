@@ -5,7 +5,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from mdcrawl.errors import JobNotFound
 from mdcrawl.models import Counters, JobStatus
 
