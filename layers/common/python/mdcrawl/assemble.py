@@ -1,0 +1,322 @@
+"""The assembled outputs of a job: docs.md, pages/NNNN-slug.md, llms.txt, manifest.jsonl.
+
+Everything is written through ``open_output`` (files locally, S3 multipart on AWS),
+page by page: the combined document is never held in memory. That costs two reads
+of each page's markdown: a first pass collects the headings (for the table of
+contents and the anchors every link needs), the second writes.
+
+Anchors: docs.md relies on the GitHub-style heading ids that GitHub, GitLab, VS Code,
+markdown-it-anchor, Obsidian and most other viewers generate themselves (github-slugger
+rules, repeats suffixed -1, -2 across the whole document). No ``<a id>`` tags: some
+renderers strip raw HTML and every LLM reading the file would see them as noise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import urlsplit
+
+from .llms import llms_txt, site_name
+from .models import Job, PageRecord
+from .order import reading_order, relative_segments, strip_html_suffix
+from .rewrite import (
+    Slugger,
+    github_slug,
+    headings,
+    link_text,
+    plain_text,
+    relevel,
+    rewrite_links,
+    url_key,
+)
+
+OutputOpener = Callable[[str], AbstractContextManager[BinaryIO]]
+
+DOCS = "docs.md"
+LLMS = "llms.txt"
+MANIFEST = "manifest.jsonl"
+PAGES_DIR = "pages/"
+CONTENTS = "Contents"
+TOC_DEPTH = 3  # docs.md heading levels listed in the contents: page titles and their h2s
+CHARS_PER_TOKEN = 4  # tokens are estimated from the characters of docs.md
+
+
+@dataclass(frozen=True)
+class AssembledResult:
+    names: tuple[str, ...]  # every output written, by the name given to open_output
+    pages: int  # ok pages in the document
+    words: int  # their words, as the converter counted them
+    tokens: int  # approximate: characters of docs.md / 4 (fairer than words for code)
+    truncated: bool  # copied from the job
+
+
+@dataclass(frozen=True)
+class _Heading:
+    level: int  # in docs.md, after re-levelling
+    text: str
+    anchor: str  # its id in docs.md
+
+
+@dataclass(frozen=True)
+class _Planned:
+    page: PageRecord
+    file: str  # "pages/0001-intro.md"
+    headings: tuple[_Heading, ...]  # the first is the page's own title
+    fragments: dict[str, tuple[str, str]]  # fragment -> (docs.md anchor, anchor in its file)
+
+    @property
+    def anchor(self) -> str:
+        return self.headings[0].anchor
+
+
+def write_outputs(
+    job: Job,
+    pages: Sequence[PageRecord],
+    read_markdown: Callable[[str], str],
+    open_output: OutputOpener,
+) -> AssembledResult:
+    """Write every output of ``job`` and say what was written."""
+    ordered = reading_order(pages, job.url)
+    name = site_name(ordered, job.url)
+    plan = _plan(ordered, job.url, name, read_markdown)
+    linker = _Linker(plan)
+    names = [_write_page_file(p, read_markdown, linker, open_output) for p in plan]
+    chars = _write_docs(job, name, plan, read_markdown, linker, open_output)
+    _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
+    _write_manifest(open_output, pages, plan)
+    return AssembledResult(
+        names=(*names, DOCS, LLMS, MANIFEST),
+        pages=len(plan),
+        words=sum(p.page.words for p in plan),
+        tokens=math.ceil(chars / CHARS_PER_TOKEN),
+        truncated=job.truncated,
+    )
+
+
+# --- first pass: files, headings, anchors -------------------------------------------------
+
+
+def _plan(
+    ordered: Sequence[PageRecord],
+    start_url: str,
+    name: str,
+    read_markdown: Callable[[str], str],
+) -> list[_Planned]:
+    doc_slugs = Slugger()
+    doc_slugs.slug(name)  # the document's title and contents heading take their ids first
+    doc_slugs.slug(CONTENTS)
+    width = max(4, len(str(len(ordered))))
+    plan = []
+    for index, page in enumerate(ordered, start=1):
+        markdown = _with_title(read_markdown(page.markdown_key or ""), page)
+        file = f"{PAGES_DIR}{index:0{width}d}-{page_slug(page.url, start_url)}.md"
+        plan.append(_plan_page(page, file, headings(markdown), doc_slugs))
+    return plan
+
+
+def _plan_page(
+    page: PageRecord, file: str, found: list[tuple[int, str]], doc_slugs: Slugger
+) -> _Planned:
+    page_slugs = Slugger()
+    planned, fragments = [], {}
+    for level, text in found:
+        heading = _Heading(min(6, level + 1), text, doc_slugs.slug(text))
+        local = page_slugs.slug(text)
+        for key in (local, _loose(local)):
+            fragments.setdefault(key, (heading.anchor, local))
+        planned.append(heading)
+    return _Planned(page, file, tuple(planned), fragments)
+
+
+def _with_title(markdown: str, page: PageRecord) -> str:
+    """The page's markdown, starting with its heading (one is added if it has none)."""
+    markdown = markdown.lstrip("\r\n")
+    found = headings(markdown.split("\n", 1)[0])
+    if found and found[0][0] == 1:
+        return markdown
+    return f"# {page.title or page.url}\n\n{markdown}"
+
+
+def _loose(fragment: str) -> str:
+    """Sites and GitHub slug punctuation differently ("what-s-new" vs "whats-new")."""
+    return "~" + re.sub(r"[\W_]+", "", fragment.lower())
+
+
+def page_slug(url: str, start_url: str) -> str:
+    """A file-name slug from the URL path under the crawl's directory."""
+    segments = [strip_html_suffix(s) for s in relative_segments(url, start_url) if s]
+    if segments and segments[-1].lower() == "index":
+        segments.pop()
+    slug = re.sub(r"[^a-z0-9]+", "-", "-".join(segments).lower()).strip("-")
+    return slug[:60].rstrip("-") or "index"
+
+
+# --- links --------------------------------------------------------------------------------
+
+
+class _Linker:
+    """Where a link to an included page points in docs.md, and in another page's file."""
+
+    def __init__(self, plan: Sequence[_Planned]) -> None:
+        self._by_key: dict[str, _Planned] = {}
+        for planned in plan:
+            self._by_key.setdefault(url_key(planned.page.url), planned)
+
+    def in_document(self, url: str) -> str | None:
+        target, fragment = self._find(url)
+        if target is None:
+            return None
+        found = _fragment(target, fragment)
+        return f"#{found[0] if found else target.anchor}"
+
+    def in_file(self, url: str, source: _Planned) -> str | None:
+        target, fragment = self._find(url)
+        if target is None:
+            return None
+        found = _fragment(target, fragment)
+        anchor = f"#{found[1]}" if found else (f"#{fragment}" if fragment else "")
+        if target is source:
+            return anchor or "#" + _file_anchor(target)
+        return target.file.removeprefix(PAGES_DIR) + anchor
+
+    def _find(self, url: str) -> tuple[_Planned | None, str]:
+        if not url.lower().startswith(("http://", "https://")):
+            return None, ""
+        return self._by_key.get(url_key(url)), urlsplit(url).fragment
+
+
+def _fragment(target: _Planned, fragment: str) -> tuple[str, str] | None:
+    if not fragment:
+        return None
+    fragments = target.fragments
+    return (
+        fragments.get(fragment)
+        or fragments.get(github_slug(fragment))
+        or fragments.get(_loose(fragment))
+    )
+
+
+def _file_anchor(target: _Planned) -> str:
+    return github_slug(plain_text(target.headings[0].text))
+
+
+# --- second pass: writing -----------------------------------------------------------------
+
+
+class _Sink:
+    """Text onto a binary stream, counting the characters written."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.chars = 0
+
+    def write(self, text: str) -> None:
+        self._stream.write(text.encode("utf-8"))
+        self.chars += len(text)
+
+
+def _write_page_file(
+    planned: _Planned,
+    read_markdown: Callable[[str], str],
+    linker: _Linker,
+    open_output: OutputOpener,
+) -> str:
+    markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
+    body = rewrite_links(markdown, lambda url: linker.in_file(url, planned))
+    title, source = _yaml(planned.headings[0].text), _yaml(planned.page.url)
+    front = f"---\ntitle: {title}\nsource: {source}\n---\n\n"
+    _write_text(open_output, planned.file, front + body.rstrip("\n") + "\n")
+    return planned.file
+
+
+def _yaml(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML scalar
+
+
+def _write_docs(
+    job: Job,
+    name: str,
+    plan: Sequence[_Planned],
+    read_markdown: Callable[[str], str],
+    linker: _Linker,
+    open_output: OutputOpener,
+) -> int:
+    with open_output(DOCS) as stream:
+        sink = _Sink(stream)
+        sink.write(_docs_header(job, name, plan))
+        for planned in plan:
+            sink.write("".join(_toc_lines(planned)))
+        for planned in plan:
+            sink.write(_section(planned, read_markdown, linker))
+        return sink.chars
+
+
+def _docs_header(job: Job, name: str, plan: Sequence[_Planned]) -> str:
+    words = sum(p.page.words for p in plan)
+    when = job.finished_at or job.started_at or job.created_at
+    note = f"Crawled by mdcrawl{time.strftime(' on %Y-%m-%d', time.gmtime(when)) if when else ''}"
+    note += f": {len(plan)} pages, {words:,} words"
+    if job.truncated:
+        note += f"; truncated by the budget or page cap, {job.left} URLs left"
+    return f"# {name}\n\nSource: {job.url}\n{note}.\n\n## {CONTENTS}\n\n"
+
+
+def _toc_lines(planned: _Planned) -> Iterator[str]:
+    for heading in planned.headings:
+        if heading.level <= TOC_DEPTH:
+            indent = "  " * (heading.level - 2)
+            text = re.sub(r"([\[\]])", r"\\\1", link_text(heading.text).strip()) or heading.anchor
+            yield f"{indent}- [{text}](#{heading.anchor})\n"
+
+
+def _section(planned: _Planned, read_markdown: Callable[[str], str], linker: _Linker) -> str:
+    markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
+    body = relevel(rewrite_links(markdown, linker.in_document), 1).strip("\n")
+    title, _, rest = body.partition("\n")
+    return f"\n{title}\n\nSource: {planned.page.url}\n\n{rest.strip(chr(10))}\n"
+
+
+def _summary(ordered: Sequence[PageRecord], start_url: str) -> str:
+    """The start page's description (else the first page's) for the llms.txt summary."""
+    start_key = url_key(start_url)
+    start = next((p for p in ordered if url_key(p.url) == start_key), None)
+    start = start or (ordered[0] if ordered else None)
+    return start.description if start else ""
+
+
+def _write_manifest(
+    open_output: OutputOpener, pages: Sequence[PageRecord], plan: Sequence[_Planned]
+) -> None:
+    position = {id(p.page): (i, p.file) for i, p in enumerate(plan)}
+    placed = [p.page for p in plan]
+    others = sorted((p for p in pages if id(p) not in position), key=lambda p: (p.order, p.url))
+    with open_output(MANIFEST) as stream:
+        for page in (*placed, *others):
+            index, file = position.get(id(page), (None, None))
+            line = json.dumps(_manifest_line(page, file, index), ensure_ascii=False)
+            stream.write(f"{line}\n".encode())
+
+
+def _manifest_line(page: PageRecord, file: str | None, index: int | None) -> dict[str, object]:
+    return {
+        "url": page.url,
+        "title": page.title,
+        "file": file,
+        "words": page.words,
+        "from_cache": page.from_cache,
+        "status": str(page.status),
+        "reason": page.reason,
+        "order": index,
+    }
+
+
+def _write_text(open_output: OutputOpener, name: str, text: str) -> None:
+    with open_output(name) as stream:
+        stream.write(text.encode("utf-8"))

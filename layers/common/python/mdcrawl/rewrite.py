@@ -1,0 +1,211 @@
+"""Markdown text surgery for the assembled outputs: links, headings, anchors.
+
+Pure string functions. Everything here skips code: fenced blocks (``` and ~~~, also
+inside blockquotes and list items) and inline code spans are copied untouched, so a
+URL or a ``# comment`` inside an example is never rewritten. Indented code blocks
+are not recognised on purpose: our converter fences every code block, while list
+continuation paragraphs are indented by four spaces and must stay rewritable.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+# Returns the new target for a link URL, or None to leave the link as it is.
+Resolver = Callable[[str], "str | None"]
+
+_FENCE_OPEN = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
+_CODE_SPAN = re.compile(
+    r"(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)", re.S
+)
+_DEST = r"(?P<{name}><[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
+_LINK = re.compile(
+    r"(?P<inline_lead>(?<!\\)\]\([ \t]*)"
+    + _DEST.format(name="inline")
+    + r"|(?P<refdef_lead>^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*)"
+    + _DEST.format(name="refdef")
+    + r"|<(?P<auto>[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>"
+    + r"|(?P<href_lead>\bhref=(?P<q>[\"']))(?P<href>[^\"'\n]*)(?P=q)",
+    re.M,
+)
+_ATX = re.compile(
+    r"^(?P<indent> {0,3})(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$"
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def iter_lines(markdown: str) -> Iterator[tuple[str, bool]]:
+    """Each line (with its newline) and whether it belongs to a fenced code block."""
+    fence: str | None = None
+    for line in markdown.splitlines(keepends=True):
+        if fence is None:
+            opened = _FENCE_OPEN.match(line.rstrip("\r\n"))
+            if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+                fence = opened["fence"]
+            yield line, fence is not None
+        else:
+            yield line, True
+            if _closes(line, fence):
+                fence = None
+
+
+def _closes(line: str, fence: str) -> bool:
+    body = line.strip().lstrip("> \t").rstrip()
+    return len(body) >= len(fence) and set(body) == {fence[0]}
+
+
+def map_text(markdown: str, change: Callable[[str], str]) -> str:
+    """Apply ``change`` to every stretch of text outside fenced and inline code."""
+    out: list[str] = []
+    prose: list[str] = []
+    for line, in_code in iter_lines(markdown):
+        if in_code:
+            out.append(_map_prose("".join(prose), change))
+            prose.clear()
+            out.append(line)
+        else:
+            prose.append(line)
+    out.append(_map_prose("".join(prose), change))
+    return "".join(out)
+
+
+def _map_prose(text: str, change: Callable[[str], str]) -> str:
+    if not text:
+        return text
+    out, start = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [change(text[start : span.start()]), span.group()]
+        start = span.end()
+    out.append(change(text[start:]))
+    return "".join(out)
+
+
+def rewrite_links(markdown: str, resolve: Resolver) -> str:
+    """Give every link target (inline links and images, reference definitions,
+    autolinks, raw ``href``) to ``resolve`` and put its answer in place; code is skipped."""
+    return map_text(markdown, lambda text: _LINK.sub(lambda m: _relink(m, resolve), text))
+
+
+def _relink(match: re.Match[str], resolve: Resolver) -> str:
+    kind = next(k for k in ("inline", "refdef", "auto", "href") if match[k] is not None)
+    url = match[kind]
+    bracketed = url.startswith("<") and url.endswith(">")
+    target = resolve(url[1:-1] if bracketed else url)
+    if target is None:
+        return match.group()
+    if kind == "auto":
+        return f"[{url}]({target})"
+    if bracketed:
+        target = f"<{target}>"
+    return match[f"{kind}_lead"] + target + (match["q"] if kind == "href" else "")
+
+
+def url_key(url: str) -> str:
+    """A URL reduced to what identifies a page: no fragment, lower-case scheme and
+    host, no default port, ``/index.html`` read as ``/``. Used to match links to pages."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    path = re.sub(r"/index\.html?$", "/", parts.path or "/")
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def headings(markdown: str) -> list[tuple[int, str]]:
+    """ATX headings outside code, as (level, text), in document order."""
+    found = []
+    for line, in_code in iter_lines(markdown):
+        match = None if in_code else _ATX.match(line.rstrip("\r\n"))
+        if match:
+            found.append((len(match["hashes"]), (match["text"] or "").strip()))
+    return found
+
+
+def relevel(markdown: str, shift: int) -> str:
+    """Move every heading outside code ``shift`` levels deeper, capped at h6."""
+    out = []
+    for line, in_code in iter_lines(markdown):
+        match = None if in_code else _ATX.match(line.rstrip("\r\n"))
+        if match:
+            level = min(6, len(match["hashes"]) + shift)
+            ending = line[len(line.rstrip("\r\n")) :]
+            line = f"{match['indent']}{'#' * level} {(match['text'] or '').strip()}{ending}"
+        out.append(line)
+    return "".join(out)
+
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_INLINE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"<[^>\n]+>")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w\uE000-\uF8FF])_+|_+(?![\w\uE000-\uF8FF])")
+
+
+def link_text(text: str) -> str:
+    """Heading text as it may sit inside a link: images dropped, links reduced to text."""
+    return _INLINE_LINK.sub(r"\1", _IMAGE.sub("", text))
+
+
+def plain_text(text: str) -> str:
+    """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
+    out = []
+    for piece, code in _split_code_spans(text):
+        out.append(piece if code else _plain_prose(piece))
+    return "".join(out).strip()
+
+
+def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
+    start = 0
+    for span in _CODE_SPAN.finditer(text):
+        yield text[start : span.start()], False
+        inner = span.group()[len(span["ticks"]) : -len(span["ticks"])]
+        yield (inner[1:-1] if inner.startswith(" ") and inner.endswith(" ") else inner), True
+        start = span.end()
+    yield text[start:], False
+
+
+def _plain_prose(text: str) -> str:
+    text = _TAG.sub("", link_text(text))
+    # Escaped characters are literal: park them in the private-use area so the
+    # emphasis stripping below cannot mistake ``\_`` for a delimiter.
+    text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
+    text = _EMPHASIS_UNDERSCORE.sub("", text.replace("*", ""))
+    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group()) - 0xE000), text)
+    return html.unescape(text)
+
+
+def github_slug(text: str) -> str:
+    """GitHub's anchor for a heading's plain text (github-slugger, before de-duplication):
+    lower case, punctuation and symbols dropped, each space a hyphen."""
+    kept = (ch for ch in text.lower() if ch in "-_ " or _is_word_char(ch))
+    return "".join(kept).replace(" ", "-")
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+class Slugger:
+    """Unique GitHub-style anchors for one document: repeats get -1, -2... like GitHub."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def slug(self, heading_text: str) -> str:
+        base = github_slug(plain_text(heading_text))
+        slug = base
+        while slug in self._seen:
+            self._seen[base] += 1
+            slug = f"{base}-{self._seen[base]}"
+        self._seen[slug] = 0
+        return slug

@@ -1,0 +1,140 @@
+"""Link rewriting, headings and anchors: the markdown surgery behind docs.md and pages/."""
+
+from __future__ import annotations
+
+import pytest
+
+from mdcrawl.rewrite import (
+    Slugger,
+    github_slug,
+    headings,
+    map_text,
+    plain_text,
+    relevel,
+    rewrite_links,
+    url_key,
+)
+
+PAGE = "https://docs.example.org/guide/install.html"
+
+
+def to_anchor(url: str) -> str | None:
+    """Rewrites links to the one known page, leaves everything else alone."""
+    return "#install" if url_key(url) == url_key(PAGE) else None
+
+
+def test_inline_links_images_and_titles_are_rewritten() -> None:
+    md = f'See [install]({PAGE} "Install it") and ![shot]({PAGE}) and [x](https://other.org/).'
+    out = rewrite_links(md, to_anchor)
+    assert out == (
+        'See [install](#install "Install it") and ![shot](#install) and [x](https://other.org/).'
+    )
+
+
+def test_link_text_with_code_and_nested_image_is_handled() -> None:
+    md = f"[`pip install`]({PAGE}) and [![badge](https://img.example/b.svg)]({PAGE})"
+    out = rewrite_links(md, to_anchor)
+    assert out == "[`pip install`](#install) and [![badge](https://img.example/b.svg)](#install)"
+
+
+def test_angle_bracket_destinations_reference_definitions_autolinks_and_href() -> None:
+    md = (
+        f"[a](<{PAGE}>)\n"
+        f"[ref]: {PAGE} 'title'\n"
+        f"see <{PAGE}>\n"
+        f'<td><a href="{PAGE}">x</a></td>\n'
+    )
+    out = rewrite_links(md, to_anchor).splitlines()
+    assert out == [
+        "[a](<#install>)",
+        "[ref]: #install 'title'",
+        f"see [{PAGE}](#install)",
+        '<td><a href="#install">x</a></td>',
+    ]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        f"```python\nrequests.get('[x]({PAGE})')\n```\n",
+        f"~~~\n[x]({PAGE})\n~~~\n",
+        f"> ```\n> [x]({PAGE})\n> ```\n",
+        f"- item\n\n    ```\n    [x]({PAGE})\n    ```\n",
+        f"````md\n```\n[x]({PAGE})\n```\n````\n",
+    ],
+)
+def test_fenced_code_is_never_touched(code: str) -> None:
+    md = f"[before]({PAGE})\n\n{code}\n[after]({PAGE})\n"
+    out = rewrite_links(md, to_anchor)
+    assert code in out
+    assert out.startswith("[before](#install)")
+    assert out.rstrip().endswith("[after](#install)")
+
+
+def test_inline_code_is_never_touched() -> None:
+    md = f"Use `[x]({PAGE})` or ``a `[y]({PAGE})` b`` but [z]({PAGE})."
+    out = rewrite_links(md, to_anchor)
+    assert f"`[x]({PAGE})`" in out
+    assert f"``a `[y]({PAGE})` b``" in out
+    assert out.endswith("[z](#install).")
+
+
+def test_unclosed_fence_runs_to_the_end() -> None:
+    md = f"```\n[x]({PAGE})\n"
+    assert rewrite_links(md, to_anchor) == md
+
+
+def test_map_text_round_trips_when_nothing_changes() -> None:
+    md = "# T\n\n```\ncode `x`\n```\ntext `y` more\n~~~\nz\n~~~\n"
+    assert map_text(md, lambda text: text) == md
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "HTTPS://Docs.Example.org:443/guide/install.html#section",
+        "https://docs.example.org/guide/install.html",
+    ],
+)
+def test_url_key_matches_equivalent_urls(other: str) -> None:
+    assert url_key(other) == url_key(PAGE)
+
+
+def test_url_key_reads_index_html_as_directory_and_keeps_query() -> None:
+    assert url_key("http://h/a/index.html") == url_key("http://h/a/")
+    assert url_key("http://h/a/?v=1") != url_key("http://h/a/?v=2")
+    assert url_key("http://h:8080/a") != url_key("http://h/a")
+
+
+def test_headings_skip_code_and_closing_hashes() -> None:
+    md = "# Title #\n\ntext\n\n```bash\n# not a heading\n```\n## Usage\n####### seven\n#nospace\n"
+    assert headings(md) == [(1, "Title"), (2, "Usage")]
+
+
+def test_relevel_shifts_caps_and_leaves_code() -> None:
+    md = "# One\n## Two\n###### Six\n```\n# shell comment\n```\n"
+    assert relevel(md, 1) == "## One\n### Two\n###### Six\n```\n# shell comment\n```\n"
+
+
+@pytest.mark.parametrize(
+    ("heading", "slug"),
+    [
+        ("Hello World!", "hello-world"),
+        ("`requests.get()` and **kwargs**", "requestsget-and-kwargs"),
+        ("What's new in 2.0?", "whats-new-in-20"),
+        ("__init__", "init"),
+        ("`__init__`", "__init__"),
+        ("snake_case name", "snake_case-name"),
+        ("Café & crème", "café--crème"),
+        ("[Linked](https://x.org/) title", "linked-title"),
+        ("A\\_b", "a_b"),
+    ],
+)
+def test_github_slugs(heading: str, slug: str) -> None:
+    assert github_slug(plain_text(heading)) == slug
+
+
+def test_slugger_suffixes_repeats_like_github() -> None:
+    slugger = Slugger()
+    slugs = [slugger.slug(text) for text in ("API", "API", "API-1", "API")]
+    assert slugs == ["api", "api-1", "api-1-1", "api-2"]
