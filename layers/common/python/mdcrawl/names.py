@@ -50,6 +50,11 @@ class EnvVar(StrEnum):
     BUDGET_SECONDS = "MDCRAWL_BUDGET_SECONDS"
     CONCURRENCY = "MDCRAWL_CONCURRENCY"
     RETENTION_DAYS = "MDCRAWL_RETENTION_DAYS"
+    # Days a cached body/markdown lives in S3 (the bucket's lifecycle rule): cache entries
+    # should not outlive the body they point to.
+    CACHE_RETENTION_DAYS = "MDCRAWL_CACHE_RETENTION_DAYS"
+    # The REST usage plan whose API keys the WebSocket $connect accepts.
+    USAGE_PLAN_ID = "MDCRAWL_USAGE_PLAN_ID"
 
 
 TABLE_ENV: dict[Table, EnvVar] = {
