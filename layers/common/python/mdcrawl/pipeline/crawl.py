@@ -1,0 +1,106 @@
+"""The crawl step: a batch of leased URLs -> fetched pages (bodies stored as blobs) + links.
+
+Cache first: a fresh entry costs no request, a stale one with validators a conditional
+GET (a 304 reuses the stored body). Every item ends as one ``CrawlOutcome``; a failing
+page never stops the batch. Transient failures come back PENDING so the orchestrator
+retries them (up to its cap); the others are final, with a reason for the manifest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from .. import errors
+from ..models import FrontierItem, UrlState
+from ..ports import (
+    BlobStore,
+    Clock,
+    ContentCache,
+    CrawlOutcome,
+    CrawlRequest,
+    CrawlResponse,
+    Fetcher,
+)
+from .fetching import fetch_page
+
+log = logging.getLogger(__name__)
+
+# Fetch errors that end a URL for good, as "skipped": the page is not one we convert.
+SKIP_ERRORS = (
+    errors.NotHtml,
+    errors.TooLarge,
+    errors.OutOfScope,
+    errors.RobotsDisallowed,
+    errors.TooManyRedirects,
+)
+# HTTP statuses worth another attempt later (the fetcher already retried with backoff).
+TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class CrawlDeps:
+    fetcher: Fetcher
+    cache: ContentCache
+    blobs: BlobStore
+    clock: Clock
+
+
+async def crawl_batch(request: CrawlRequest, deps: CrawlDeps) -> CrawlResponse:
+    """Crawl every item of the batch concurrently (the fetcher enforces politeness)."""
+    outcomes = await asyncio.gather(*(crawl_item(request, item, deps) for item in request.items))
+    return CrawlResponse(job_id=request.job_id, outcomes=tuple(outcomes))
+
+
+async def crawl_item(request: CrawlRequest, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
+    try:
+        outcome = await _crawl(request, item, deps)
+    except errors.FetchError as exc:
+        return failure_outcome(item, exc)
+    except errors.StoreError as exc:
+        # The page may be fine; storage hiccuped. Let the orchestrator try again later.
+        log.warning("store error while crawling %s: %s", item.url, exc)
+        return CrawlOutcome(item.url_hash, UrlState.PENDING, "store_error", detail=str(exc))
+    if item.depth == 0:
+        outcome = await _with_sitemap(outcome, item, deps)
+    return outcome
+
+
+async def _crawl(request: CrawlRequest, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
+    if request.options.respect_robots and not await deps.fetcher.allowed(item.url):
+        raise errors.RobotsDisallowed(f"robots.txt disallows {item.url}")
+    page, links = await fetch_page(request, item, deps)
+    return CrawlOutcome(item.url_hash, UrlState.DONE, page=page, links=links)
+
+
+def failure_outcome(item: FrontierItem, exc: errors.FetchError) -> CrawlOutcome:
+    """Map a fetch error to skipped (not for us), pending (try later) or failed."""
+    detail = str(exc) or exc.reason
+    if isinstance(exc, SKIP_ERRORS):
+        return CrawlOutcome(item.url_hash, UrlState.SKIPPED, exc.reason, detail=detail)
+    if isinstance(exc, errors.HttpStatusError):
+        reason = f"http_{exc.status}"
+        state = UrlState.PENDING if exc.status in TRANSIENT_STATUSES else UrlState.FAILED
+        return CrawlOutcome(item.url_hash, state, reason, detail=detail)
+    # Connection refused, timeouts, DNS: the network's fault, maybe not for long.
+    return CrawlOutcome(item.url_hash, UrlState.PENDING, exc.reason, detail=detail)
+
+
+async def _with_sitemap(outcome: CrawlOutcome, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
+    """The start URL's outcome also carries the site's sitemap URLs (seeds)."""
+    if outcome.state is not UrlState.DONE:
+        return outcome
+    try:
+        sitemap = await deps.fetcher.sitemap_urls(item.url)
+    except errors.FetchError as exc:
+        log.info("no sitemap for %s: %s", item.url, exc)
+        return outcome
+    return CrawlOutcome(
+        outcome.url_hash,
+        outcome.state,
+        outcome.reason,
+        outcome.page,
+        outcome.links,
+        sitemap=tuple(sitemap),
+    )

@@ -1,0 +1,133 @@
+"""One URL through the shared content cache: fresh hit, 304 revalidation, or a full GET.
+
+Bodies are stored content-addressed (``cache/bodies/<sha256>``), so a page that did not
+change costs no new blob, and two URLs serving the same bytes share one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import errors
+from ..links import extract_links
+from ..models import CacheEntry, CrawledPage, CrawlOptions, FetchResult, FrontierItem
+from ..names import BlobPrefix
+from ..ports import CrawlRequest
+from ..urls import normalize_url, url_hash
+
+if TYPE_CHECKING:
+    from .crawl import CrawlDeps
+
+_MAX_AGE_RE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
+
+
+def body_key(content_hash: str) -> str:
+    return f"{BlobPrefix.CACHE_BODIES}{content_hash}"
+
+
+def is_fresh(entry: CacheEntry, now: float, options: CrawlOptions) -> bool:
+    """Fresh for the server (``fresh_until``) and young enough for this crawl's --max-age."""
+    return now < entry.fresh_until and now - entry.fetched_at < options.max_age_s
+
+
+def freshness_s(headers: dict[str, str], options: CrawlOptions) -> float:
+    """How long the server says the page stays fresh; the crawl's max age when it is silent."""
+    cache_control = headers.get("cache-control", "").lower()
+    if "no-store" in cache_control or "no-cache" in cache_control:
+        return 0.0
+    match = _MAX_AGE_RE.search(cache_control)
+    return float(match.group(1)) if match else options.max_age_s
+
+
+async def fetch_page(
+    request: CrawlRequest, item: FrontierItem, deps: CrawlDeps
+) -> tuple[CrawledPage, tuple[str, ...]]:
+    """The page (body stored) and its links, from the cache when we may, else the network."""
+    options, now = request.options, deps.clock.now()
+    entry = deps.cache.get(item.url_hash) if options.use_cache else None
+    if entry is not None and not deps.blobs.exists(body_key(entry.content_hash)):
+        entry = None  # the body blob is gone: the entry is useless
+    if entry is not None and is_fresh(entry, now, options):
+        return _page(request, item, entry, from_cache=True), entry.links
+    result = await deps.fetcher.fetch(
+        item.url,
+        etag=entry.etag if entry else None,
+        last_modified=entry.last_modified if entry else None,
+    )
+    if result.status == 304:
+        if entry is None:
+            raise errors.HttpStatusError(f"{item.url} answered 304 to a plain GET", 304)
+        entry = _revalidated(entry, result, now, options)
+        deps.cache.put(entry)
+        return _page(request, item, entry, from_cache=True), entry.links
+    entry = _store(item, result, now, options, deps)
+    return _page(request, item, entry, from_cache=False), entry.links
+
+
+def _revalidated(
+    entry: CacheEntry, result: FetchResult, now: float, options: CrawlOptions
+) -> CacheEntry:
+    return replace(
+        entry,
+        fetched_at=now,
+        fresh_until=now + freshness_s(result.headers, options),
+        etag=result.headers.get("etag", entry.etag),
+        last_modified=result.headers.get("last-modified", entry.last_modified),
+    )
+
+
+def _store(
+    item: FrontierItem, result: FetchResult, now: float, options: CrawlOptions, deps: CrawlDeps
+) -> CacheEntry:
+    content_hash = hashlib.sha256(result.body).hexdigest()
+    key = body_key(content_hash)
+    if not deps.blobs.exists(key):
+        deps.blobs.put(key, result.body, result.headers.get("content-type", "text/html"))
+    final_url = normalize_url(result.final_url) or result.final_url
+    entry = CacheEntry(
+        url_hash=item.url_hash,
+        url=item.url,
+        final_url=final_url,
+        status=result.status,
+        content_type=result.content_type,
+        fetched_at=now,
+        fresh_until=now + freshness_s(result.headers, options),
+        content_hash=content_hash,
+        etag=result.headers.get("etag"),
+        last_modified=result.headers.get("last-modified"),
+        links=page_links(result.body, final_url),
+        encoding=result.encoding,
+    )
+    deps.cache.put(entry)
+    if final_url != item.url:  # a redirect: the target is now known (and fresh) too
+        deps.cache.put(replace(entry, url_hash=url_hash(final_url), url=final_url))
+    return entry
+
+
+def page_links(body: bytes, url: str) -> tuple[str, ...]:
+    """Normalised links in page order, the canonical URL first, without duplicates."""
+    found = extract_links(body, url)
+    candidates = ([found.canonical] if found.canonical else []) + list(found.links)
+    normalized = (normalize_url(link) for link in candidates)
+    return tuple(dict.fromkeys(link for link in normalized if link))
+
+
+def _page(
+    request: CrawlRequest, item: FrontierItem, entry: CacheEntry, from_cache: bool
+) -> CrawledPage:
+    return CrawledPage(
+        job_id=request.job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        final_url=entry.final_url,
+        content_hash=entry.content_hash,
+        body_key=body_key(entry.content_hash),
+        order=item.order,
+        depth=item.depth,
+        from_cache=from_cache,
+        sitemap_rank=item.sitemap_rank,
+        encoding=entry.encoding,
+    )

@@ -1,0 +1,116 @@
+"""The last step: once every settled URL has its record, assemble the outputs, once.
+
+``finalize`` answers ``"wait"`` while the process step still owes records (pages are
+converted asynchronously), and ``"done"`` after writing. The completed transition is
+conditional, so a retried finalize writes the same files again but announces once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
+from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
+from ..names import job_key
+from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
+from .jobs import get_job
+
+WAIT, DONE = "wait", "done"
+OUTPUT_NAMES = {"docs": DOCS, "llms": LLMS, "manifest": MANIFEST, "pages": PAGES_DIR}
+SETTLED = (UrlState.DONE, UrlState.FAILED, UrlState.SKIPPED)
+
+
+@dataclass(frozen=True)
+class FinalizeDeps:
+    jobs: JobStore
+    frontier: Frontier
+    pages: PageStore
+    blobs: BlobStore
+    events: EventLog
+    clock: Clock
+
+
+class _LifecycleDeps(Protocol):
+    jobs: JobStore
+    events: EventLog
+    clock: Clock
+
+
+def finalize(
+    job_id: str,
+    deps: FinalizeDeps,
+    open_output: OutputOpener,
+    output_key: Callable[[str], str] | None = None,
+) -> str:
+    """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
+    each ended up (blob keys by default) for ``result_keys``."""
+    job = get_job(job_id, deps.jobs)
+    if job.status.terminal:
+        return DONE
+    if job.status is JobStatus.QUEUED or records_owed(job_id, deps.frontier, deps.pages) > 0:
+        return WAIT
+    records = without_duplicates(deps.pages.list(job_id))
+    result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
+    locate = output_key or (lambda name: job_key(job_id, name))
+    keys = {kind: locate(name) for kind, name in OUTPUT_NAMES.items()}
+    now = deps.clock.now()
+    if deps.jobs.transition(
+        job_id,
+        [JobStatus.RUNNING, JobStatus.FINALIZING],
+        JobStatus.COMPLETED,
+        finished_at=now,
+        result_keys=keys,
+    ):
+        data = {
+            "pages": result.pages,
+            "words": result.words,
+            "tokens": result.tokens,
+            "truncated": job.truncated,
+            "left": job.left,
+            "result": keys,
+        }
+        deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
+    return DONE
+
+
+def fail(job_id: str, deps: _LifecycleDeps, error: str) -> bool:
+    """Mark a job failed (from any non-terminal status) and say why, once."""
+    now = deps.clock.now()
+    active = [s for s in JobStatus if not s.terminal]
+    if not deps.jobs.transition(job_id, active, JobStatus.FAILED, finished_at=now, error=error):
+        return False
+    deps.events.append(job_id, EventType.JOB_FAILED, {"error": error}, now)
+    return True
+
+
+def records_owed(job_id: str, frontier: Frontier, pages: PageStore) -> int:
+    """Settled URLs (fetched, failed, skipped) that have no PageRecord yet."""
+    counts = frontier.counts(job_id)
+    return sum(counts[state] for state in SETTLED) - len(pages.list(job_id))
+
+
+def without_duplicates(records: list[PageRecord]) -> list[PageRecord]:
+    """Two URLs serving the same bytes (a redirect, an alias) make one page: the first
+    in discovery order stays, the others are listed as skipped duplicates."""
+    seen: set[str] = set()
+    kept: list[PageRecord] = []
+    for record in records:
+        if record.status is PageStatus.OK and record.content_hash:
+            if record.content_hash in seen:
+                record = replace(
+                    record,
+                    status=PageStatus.SKIPPED,
+                    reason="duplicate",
+                    markdown_key=None,
+                    words=0,
+                )
+            seen.add(record.content_hash)
+        kept.append(record)
+    return kept
+
+
+def _read_markdown(blobs: BlobStore, key: str) -> str:
+    data = blobs.get(key) if key else None
+    return data.decode("utf-8") if data is not None else ""

@@ -1,0 +1,246 @@
+"""The orchestrator: drives one job's frontier through the crawl step until it drains.
+
+Called once per run (locally with ``stop_at`` = the job's deadline; on AWS once per
+Lambda invocation with ``stop_at`` below the Lambda timeout). The frontier is the
+checkpoint, so a run may stop anywhere and the next one carries on. Returns
+``"continue"`` (call again), ``"finalize"`` (every URL settled, or the budget ran out)
+or ``"done"`` (the job ended: cancelled, failed, or already over).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from ..models import EventType, FrontierItem, Job, JobStatus, UrlState
+from ..ports import (
+    Clock,
+    CrawlRequest,
+    CrawlResponse,
+    EventLog,
+    Frontier,
+    Invoker,
+    JobStore,
+    PageStore,
+    iter_chunks,
+)
+from ..urls import scope_for
+from .finalize import fail
+from .jobs import get_job
+from .outcomes import OutcomePorts, RunState, apply_outcome, release
+
+log = logging.getLogger(__name__)
+
+CONTINUE, FINALIZE, DONE = "continue", "finalize", "done"
+
+
+@dataclass(frozen=True)
+class OrchestratorDeps:
+    jobs: JobStore
+    frontier: Frontier
+    events: EventLog
+    pages: PageStore
+    invoker: Invoker
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class Tuning:
+    lease_s: float = 300.0  # longer than any crawl call (timeouts x retries)
+    max_attempts: int = 3  # crawl attempts per URL before it fails for good
+    in_flight_per_slot: int = 2  # URLs in flight per unit of concurrency
+    tick_s: float = 0.25  # how often cancel, heartbeat and progress are looked at
+    progress_every_s: float = 1.0
+
+
+async def orchestrate(
+    job_id: str, deps: OrchestratorDeps, stop_at: float, tuning: Tuning | None = None
+) -> str:
+    job = get_job(job_id, deps.jobs)
+    if job.status.terminal:
+        return DONE
+    if job.status is JobStatus.FINALIZING:
+        return FINALIZE
+    job = _start(job, deps)
+    if job.status is not JobStatus.RUNNING:
+        return DONE if job.status.terminal else FINALIZE
+    return await _Engine(job, deps, tuning or Tuning()).run(stop_at)
+
+
+def _start(job: Job, deps: OrchestratorDeps) -> Job:
+    """queued -> running, once: the budget starts now."""
+    if job.status is JobStatus.QUEUED:
+        now = deps.clock.now()
+        deadline = now + job.options.budget_s
+        if deps.jobs.transition(
+            job.job_id,
+            [JobStatus.QUEUED],
+            JobStatus.RUNNING,
+            started_at=now,
+            deadline=deadline,
+            heartbeat=now,
+        ):
+            data = {"url": job.url, "options": job.options.to_dict(), "deadline": deadline}
+            deps.events.append(job.job_id, EventType.JOB_STARTED, data, now)
+    return get_job(job.job_id, deps.jobs)
+
+
+class _Engine:
+    """One run's loop: claim, crawl concurrently, apply outcomes, watch the clock."""
+
+    def __init__(self, job: Job, deps: OrchestratorDeps, tuning: Tuning) -> None:
+        self.deps, self.tuning = deps, tuning
+        known = {item.url_hash for item in deps.frontier.items(job.job_id)}
+        scope = scope_for(job.url, job.options.include, job.options.exclude)
+        self.state = RunState(job, scope, known, discovered=len(known))
+        self.tasks: dict[asyncio.Task[CrawlResponse], tuple[FrontierItem, ...]] = {}
+        self.stop: str | None = None  # why claiming stopped: cancel, budget, stop_at, failed
+        self.last_progress = 0.0
+        self.job, self.job_read_at = job, 0.0
+
+    @property
+    def job_id(self) -> str:
+        return self.state.job.job_id
+
+    async def run(self, stop_at: float) -> str:
+        try:
+            while True:
+                self._watch(stop_at)
+                if self.stop is None:
+                    self._claim()
+                if not self.tasks:
+                    if self.stop is not None or self._drained():
+                        break
+                    await asyncio.sleep(self.tuning.tick_s)  # others' leases: wait them out
+                    continue
+                await self._collect()
+        finally:
+            for task in self.tasks:  # only when this coroutine itself is cancelled
+                task.cancel()
+        return self._conclude()
+
+    def _watch(self, stop_at: float) -> None:
+        now = self.deps.clock.now()
+        job = self._fresh_job(now)
+        if self.state.start_error:
+            self.stop = "failed"
+        elif job.cancel_requested:
+            self.stop = self.stop or "cancel"
+        elif job.deadline is not None and now >= job.deadline:
+            self.stop = self.stop or "budget"
+        elif now >= stop_at:
+            self.stop = self.stop or "stop_at"
+        if now - self.last_progress >= self.tuning.progress_every_s:
+            self._progress(job, now)
+
+    def _fresh_job(self, now: float) -> Job:
+        """The stored job, read at most once a tick (cancel requests arrive there)."""
+        if now - self.job_read_at >= self.tuning.tick_s:
+            self.job, self.job_read_at = get_job(self.job_id, self.deps.jobs), now
+        return self.job
+
+    def _progress(self, job: Job, now: float) -> None:
+        self.last_progress = now
+        self.deps.jobs.update(self.job_id, heartbeat=now)
+        data = {
+            "counters": job.counters.to_dict(),
+            "elapsed": now - (job.started_at or now),
+            "budget": job.options.budget_s,
+            "in_flight": sum(len(items) for items in self.tasks.values()),
+        }
+        self.deps.events.append(self.job_id, EventType.JOB_PROGRESS, data, now)
+
+    def _claim(self) -> None:
+        options = self.state.job.options
+        batch = max(1, options.concurrency // 2)
+        room = options.concurrency * self.tuning.in_flight_per_slot - sum(
+            len(items) for items in self.tasks.values()
+        )
+        if room < batch and self.tasks:
+            return  # claim in batches, not one URL at a time
+        now = self.deps.clock.now()
+        items = self.deps.frontier.claim(self.job_id, room, self.tuning.lease_s, now)
+        for chunk in iter_chunks(items, batch):
+            request = CrawlRequest(self.job_id, self.state.scope, options, tuple(chunk))
+            self.tasks[asyncio.ensure_future(self.deps.invoker.crawl(request))] = tuple(chunk)
+
+    def _drained(self) -> bool:
+        now = self.deps.clock.now()
+        self.deps.frontier.reclaim_expired(self.job_id, now, self.tuning.max_attempts)
+        counts = self.deps.frontier.counts(self.job_id)
+        return counts[UrlState.PENDING] == 0 and counts[UrlState.LEASED] == 0
+
+    async def _collect(self) -> None:
+        done, _ = await asyncio.wait(
+            self.tasks, timeout=self.tuning.tick_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in done:
+            self._apply(self.tasks.pop(task), task)
+
+    def _apply(self, items: tuple[FrontierItem, ...], task: asyncio.Task[CrawlResponse]) -> None:
+        ports = self._ports()
+        error = task.exception()
+        if error is not None:  # the crawler itself failed (a Lambda error): retry its URLs
+            log.warning("crawl call failed for %d urls: %r", len(items), error)
+            for item in items:
+                release(self.state, item, "crawler_error", repr(error), ports)
+            return
+        outcomes = {o.url_hash: o for o in task.result().outcomes}
+        for item in items:
+            outcome = outcomes.get(item.url_hash)
+            if outcome is None:
+                release(self.state, item, "no_outcome", "", ports)
+            else:
+                apply_outcome(self.state, item, outcome, ports)
+
+    def _ports(self) -> OutcomePorts:
+        d = self.deps
+        return OutcomePorts(
+            d.jobs,
+            d.frontier,
+            d.events,
+            d.pages,
+            d.invoker,
+            self.tuning.max_attempts,
+            d.clock.now(),
+        )
+
+    def _conclude(self) -> str:
+        job, now = get_job(self.job_id, self.deps.jobs), self.deps.clock.now()
+        self._progress(job, now)
+        if self.stop == "failed":
+            fail(self.job_id, self.deps, self.state.start_error or "the start URL failed")
+            return DONE
+        if self.stop == "cancel":
+            return self._cancel(now)
+        left = job.left + len(self.state.overflow)
+        if self.stop == "stop_at":
+            if self.state.overflow:
+                self.deps.jobs.update(self.job_id, truncated=True, left=left)
+            return CONTINUE
+        return self._to_finalizing(job, left)
+
+    def _to_finalizing(self, job: Job, left: int) -> str:
+        counts = self.deps.frontier.counts(self.job_id)
+        unsettled = counts[UrlState.PENDING] + counts[UrlState.LEASED]
+        truncated = job.truncated or bool(self.state.overflow) or unsettled > 0
+        self.deps.jobs.transition(
+            self.job_id,
+            [JobStatus.RUNNING],
+            JobStatus.FINALIZING,
+            truncated=truncated,
+            left=left + unsettled,
+            heartbeat=self.deps.clock.now(),
+        )
+        return FINALIZE
+
+    def _cancel(self, now: float) -> str:
+        if self.deps.jobs.transition(
+            self.job_id,
+            [JobStatus.RUNNING, JobStatus.QUEUED],
+            JobStatus.CANCELLED,
+            finished_at=now,
+        ):
+            self.deps.events.append(self.job_id, EventType.JOB_CANCELLED, {}, now)
+        return DONE

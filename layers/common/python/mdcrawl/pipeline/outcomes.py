@@ -1,0 +1,171 @@
+"""What the orchestrator does with each crawl outcome: frontier, counters, records, links.
+
+Every write is guarded by the frontier's own answer (``finish`` is True only for the
+call that finished a leased item), so an outcome delivered twice counts once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..models import EventType, FrontierItem, Job, PageRecord, PageStatus, Scope, UrlState
+from ..ports import CrawlOutcome, EventLog, Frontier, Invoker, JobStore, PageStore
+from ..urls import in_scope, normalize_url, url_hash
+
+log = logging.getLogger(__name__)
+
+# Words for a person, by the reason the crawler gave, for a start URL that failed.
+START_FAILURES = {
+    "not_html": "is not an HTML page",
+    "too_large": "is larger than the page size cap",
+    "robots_disallowed": "is disallowed by robots.txt (use --ignore-robots to crawl anyway)",
+    "too_many_redirects": "redirects too many times (a redirect loop?)",
+    "out_of_scope": "redirects outside the crawl's scope; start from the URL it redirects to",
+}
+
+
+@dataclass
+class RunState:
+    """What one orchestrator run keeps in memory; the stores stay the source of truth."""
+
+    job: Job
+    scope: Scope
+    known: set[str]  # url hashes already in the frontier
+    discovered: int
+    overflow: set[str] = field(default_factory=set)  # in scope, but past the page cap
+    start_error: str | None = None
+
+
+@dataclass(frozen=True)
+class OutcomePorts:
+    jobs: JobStore
+    frontier: Frontier
+    events: EventLog
+    pages: PageStore
+    invoker: Invoker
+    max_attempts: int
+    now: float
+
+
+def apply_outcome(
+    run: RunState, item: FrontierItem, outcome: CrawlOutcome, ports: OutcomePorts
+) -> None:
+    if outcome.state is UrlState.DONE and outcome.page is not None:
+        _done(run, item, outcome, ports)
+    elif outcome.state in (UrlState.FAILED, UrlState.SKIPPED):
+        if ports.frontier.finish(run.job.job_id, item.url_hash, outcome.state, outcome.reason):
+            record_unfetched(run, item, outcome.state, outcome, ports)
+    else:
+        release(run, item, outcome.reason or "retry", outcome.detail, ports)
+
+
+def release(
+    run: RunState, item: FrontierItem, reason: str, detail: str, ports: OutcomePorts
+) -> None:
+    """Give the URL back for another attempt; at the cap it fails for good."""
+    state = ports.frontier.release(run.job.job_id, item.url_hash, ports.max_attempts, reason)
+    if state is UrlState.FAILED:
+        outcome = CrawlOutcome(item.url_hash, UrlState.FAILED, reason, detail=detail)
+        record_unfetched(run, item, UrlState.FAILED, outcome, ports)
+
+
+def _done(run: RunState, item: FrontierItem, outcome: CrawlOutcome, ports: OutcomePorts) -> None:
+    page = outcome.page
+    assert page is not None
+    if not ports.frontier.finish(run.job.job_id, item.url_hash, UrlState.DONE):
+        return  # a late duplicate: the item was reclaimed and is someone else's now
+    ports.jobs.add_counters(run.job.job_id, crawled=1, cached=int(page.from_cache))
+    ports.invoker.process(page)
+    if item.depth == 0 and outcome.sitemap:
+        add_urls(run, outcome.sitemap, item, ports, from_sitemap=True)
+    add_urls(run, outcome.links, item, ports)
+
+
+def record_unfetched(
+    run: RunState, item: FrontierItem, state: UrlState, outcome: CrawlOutcome, ports: OutcomePorts
+) -> None:
+    """A failed or skipped URL still gets a manifest line, with its reason."""
+    status = PageStatus.FAILED if state is UrlState.FAILED else PageStatus.SKIPPED
+    record = PageRecord(
+        job_id=run.job.job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        status=status,
+        order=item.order,
+        reason=outcome.reason,
+        sitemap_rank=item.sitemap_rank,
+    )
+    if ports.pages.put(record):
+        counter = "failed" if status is PageStatus.FAILED else "skipped"
+        ports.jobs.add_counters(run.job.job_id, **{counter: 1})
+        data = {
+            "url": item.url,
+            "status": str(status),
+            "reason": outcome.reason,
+            "detail": outcome.detail,
+            "order": item.order,
+        }
+        ports.events.append(run.job.job_id, EventType.PAGE_FAILED, data, ports.now)
+    if item.depth == 0:
+        run.start_error = start_error(item.url, outcome)
+
+
+def start_error(url: str, outcome: CrawlOutcome) -> str:
+    reason = outcome.reason or "fetch_error"
+    if reason in START_FAILURES:
+        return f"The start URL {url} {START_FAILURES[reason]}."
+    if reason.startswith("http_"):
+        return f"The start URL {url} answered HTTP {reason[5:]}."
+    cause = f" ({outcome.detail})" if outcome.detail else ""
+    return f"The start URL {url} could not be reached{cause}."
+
+
+def add_urls(
+    run: RunState,
+    urls: Sequence[str],
+    parent: FrontierItem,
+    ports: OutcomePorts,
+    from_sitemap: bool = False,
+) -> None:
+    """New in-scope URLs to the frontier, in order, until the page cap."""
+    options = run.job.options
+    depth = parent.depth + 1
+    if depth > options.max_depth:
+        return
+    fresh = _new_in_scope(run, urls)
+    room = max(options.max_pages - run.discovered, 0)
+    run.overflow.update(url_hash(u) for u in fresh[room:])
+    items = _items(fresh[:room], urls, depth, parent, from_sitemap)
+    if not items:
+        return
+    added = ports.frontier.add(run.job.job_id, items)
+    run.known.update(i.url_hash for i in items)
+    run.discovered += len(added)
+    if added:
+        ports.jobs.add_counters(run.job.job_id, discovered=len(added))
+
+
+def _new_in_scope(run: RunState, urls: Sequence[str]) -> list[str]:
+    fresh: dict[str, None] = {}
+    for raw in urls:
+        url = normalize_url(raw)
+        if url and in_scope(url, run.scope) and url_hash(url) not in run.known:
+            fresh[url] = None
+    return list(fresh)
+
+
+def _items(
+    urls: Sequence[str], listed: Sequence[str], depth: int, parent: FrontierItem, from_sitemap: bool
+) -> list[FrontierItem]:
+    ranks: dict[str | None, int] = {}
+    if from_sitemap:  # its position in the sitemap, for the reading order
+        for rank, raw in enumerate(listed):
+            ranks.setdefault(normalize_url(raw), rank)
+    return [
+        FrontierItem(
+            url=u, url_hash=url_hash(u), depth=depth, parent=parent.url, sitemap_rank=ranks.get(u)
+        )
+        for u in urls
+    ]

@@ -1,0 +1,145 @@
+"""The process step: one fetched page -> its markdown blob, a PageRecord, counters, an event.
+
+Idempotent: the PageStore records a page once, and only the call that recorded it adds
+to the counters and emits ``page.done``, so a redelivered page changes nothing twice.
+Converted markdown is cached by body hash and converter version (and the base URL,
+which absolute links depend on), so an unchanged page is never converted twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass
+
+from ..convert import convert_html
+from ..models import (
+    CONVERTER_VERSION,
+    ConvertedPage,
+    CrawledPage,
+    EventType,
+    PageRecord,
+    PageStatus,
+)
+from ..names import BlobPrefix, job_key
+from ..ports import BlobStore, Clock, EventLog, JobStore, PageStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ProcessDeps:
+    blobs: BlobStore
+    pages: PageStore
+    jobs: JobStore
+    events: EventLog
+    clock: Clock
+
+
+class ConversionFailed(Exception):
+    """Internal: the page could not be converted; becomes a failed PageRecord."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
+    """Convert (or reuse) the page's markdown and record it; never raises for a bad page."""
+    existing = deps.pages.get(page.job_id, page.url_hash)
+    if existing is not None:
+        return existing  # a redelivery: already recorded, counted and announced
+    try:
+        converted = converted_page(page, deps.blobs)
+    except ConversionFailed as exc:
+        return _record_failure(page, exc, deps)
+    key = job_key(page.job_id, f"pages/{page.url_hash}.md")
+    deps.blobs.put(key, converted.markdown.encode("utf-8"), "text/markdown; charset=utf-8")
+    record = _ok_record(page, converted, key)
+    if deps.pages.put(record):
+        deps.jobs.add_counters(page.job_id, processed=1, words=converted.words)
+        deps.events.append(page.job_id, EventType.PAGE_DONE, _event_data(record), deps.clock.now())
+    return record
+
+
+def markdown_cache_key(page: CrawledPage) -> str:
+    base = hashlib.sha256(page.final_url.encode("utf-8")).hexdigest()[:16]
+    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{page.content_hash}-{base}.json"
+
+
+def converted_page(page: CrawledPage, blobs: BlobStore) -> ConvertedPage:
+    """From the markdown cache, else converted now (and cached for next time)."""
+    key = markdown_cache_key(page)
+    cached = blobs.get(key)
+    if cached is not None:
+        return _from_json(cached)
+    body = blobs.get(page.body_key)
+    if body is None:
+        raise ConversionFailed("body_missing", f"no stored body for {page.url}")
+    try:
+        converted = convert_html(body, page.final_url, page.encoding)
+    except Exception as exc:  # noqa: BLE001 - any converter bug must cost one page, not the crawl
+        log.warning("conversion of %s failed: %r", page.final_url, exc)
+        raise ConversionFailed("conversion_error", f"{type(exc).__name__}: {exc}") from exc
+    blobs.put(key, _to_json(converted), "application/json")
+    return converted
+
+
+def _to_json(page: ConvertedPage) -> bytes:
+    return json.dumps(asdict(page), ensure_ascii=False).encode("utf-8")
+
+
+def _from_json(data: bytes) -> ConvertedPage:
+    doc = json.loads(data)
+    doc["nav"] = tuple(doc.get("nav") or ())
+    return ConvertedPage(**doc)
+
+
+def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str) -> PageRecord:
+    return PageRecord(
+        job_id=page.job_id,
+        url=page.final_url,
+        url_hash=page.url_hash,
+        status=PageStatus.OK,
+        order=page.order,
+        title=converted.title,
+        words=converted.words,
+        markdown_key=key,
+        from_cache=page.from_cache,
+        nav=converted.nav,
+        description=converted.description,
+        sitemap_rank=page.sitemap_rank,
+        content_hash=page.content_hash,
+    )
+
+
+def _record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) -> PageRecord:
+    record = PageRecord(
+        job_id=page.job_id,
+        url=page.final_url,
+        url_hash=page.url_hash,
+        status=PageStatus.FAILED,
+        order=page.order,
+        from_cache=page.from_cache,
+        reason=exc.reason,
+        sitemap_rank=page.sitemap_rank,
+        content_hash=page.content_hash,
+    )
+    if deps.pages.put(record):
+        deps.jobs.add_counters(page.job_id, processed=1, failed=1)
+        data = {**_event_data(record), "detail": str(exc)}
+        deps.events.append(page.job_id, EventType.PAGE_FAILED, data, deps.clock.now())
+    return record
+
+
+def _event_data(record: PageRecord) -> dict[str, object]:
+    return {
+        "url": record.url,
+        "title": record.title,
+        "words": record.words,
+        "status": str(record.status),
+        "reason": record.reason,
+        "from_cache": record.from_cache,
+        "order": record.order,
+    }

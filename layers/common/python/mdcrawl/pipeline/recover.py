@@ -1,0 +1,70 @@
+"""Repair after a crash: settled URLs whose record was never written.
+
+A process can die between the frontier marking a URL done and the process step
+recording its page (or between a failure and its manifest line). Finalize would wait
+for those records forever; this finds them. Fetched pages come back as CrawledPages to
+process again (their bodies are in the content cache: no request); failures get their
+record from the frontier's own reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..models import CrawledPage, FrontierItem, PageRecord, PageStatus, UrlState
+from ..ports import ContentCache, Frontier, PageStore
+from .fetching import body_key
+
+
+@dataclass(frozen=True)
+class RecoverDeps:
+    frontier: Frontier
+    pages: PageStore
+    cache: ContentCache
+
+
+def recover_unrecorded(job_id: str, deps: RecoverDeps) -> list[CrawledPage]:
+    """Write the missing failure records; return the fetched pages to process again."""
+    recorded = {record.url_hash for record in deps.pages.list(job_id)}
+    to_process: list[CrawledPage] = []
+    for item in deps.frontier.items(job_id):
+        if item.url_hash in recorded or item.state in (UrlState.PENDING, UrlState.LEASED):
+            continue
+        page = _refetched(job_id, item, deps.cache) if item.state is UrlState.DONE else None
+        if page is not None:
+            to_process.append(page)
+        else:
+            deps.pages.put(_failure_record(job_id, item))
+    return to_process
+
+
+def _refetched(job_id: str, item: FrontierItem, cache: ContentCache) -> CrawledPage | None:
+    entry = cache.get(item.url_hash)
+    if entry is None:
+        return None
+    return CrawledPage(
+        job_id=job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        final_url=entry.final_url,
+        content_hash=entry.content_hash,
+        body_key=body_key(entry.content_hash),
+        order=item.order,
+        depth=item.depth,
+        from_cache=True,
+        sitemap_rank=item.sitemap_rank,
+        encoding=entry.encoding,
+    )
+
+
+def _failure_record(job_id: str, item: FrontierItem) -> PageRecord:
+    status = PageStatus.SKIPPED if item.state is UrlState.SKIPPED else PageStatus.FAILED
+    return PageRecord(
+        job_id=job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        status=status,
+        order=item.order,
+        reason=item.reason or "lost",
+        sitemap_rank=item.sitemap_rank,
+    )
