@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from mdcrawl.rewrite import (
     Slugger,
     github_slug,
@@ -38,12 +37,7 @@ def test_link_text_with_code_and_nested_image_is_handled() -> None:
 
 
 def test_angle_bracket_destinations_reference_definitions_autolinks_and_href() -> None:
-    md = (
-        f"[a](<{PAGE}>)\n"
-        f"[ref]: {PAGE} 'title'\n"
-        f"see <{PAGE}>\n"
-        f'<td><a href="{PAGE}">x</a></td>\n'
-    )
+    md = f"[a](<{PAGE}>)\n[ref]: {PAGE} 'title'\nsee <{PAGE}>\n<td><a href=\"{PAGE}\">x</a></td>\n"
     out = rewrite_links(md, to_anchor).splitlines()
     assert out == [
         "[a](<#install>)",

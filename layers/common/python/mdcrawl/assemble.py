@@ -87,12 +87,11 @@ def write_outputs(
     name = site_name(ordered, job.url)
     plan = _plan(ordered, job.url, name, read_markdown)
     linker = _Linker(plan)
-    names = [_write_page_file(p, read_markdown, linker, open_output) for p in plan]
-    chars = _write_docs(job, name, plan, read_markdown, linker, open_output)
+    chars = _write_docs_and_pages(job, name, plan, read_markdown, linker, open_output)
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     _write_manifest(open_output, pages, plan)
     return AssembledResult(
-        names=(*names, DOCS, LLMS, MANIFEST),
+        names=(*(p.file for p in plan), DOCS, LLMS, MANIFEST),
         pages=len(plan),
         words=sum(p.page.words for p in plan),
         tokens=math.ceil(chars / CHARS_PER_TOKEN),
@@ -222,25 +221,18 @@ class _Sink:
         self.chars += len(text)
 
 
-def _write_page_file(
-    planned: _Planned,
-    read_markdown: Callable[[str], str],
-    linker: _Linker,
-    open_output: OutputOpener,
-) -> str:
-    markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
+def _page_file(planned: _Planned, markdown: str, linker: _Linker) -> str:
+    """pages/NNNN-slug.md: a front block, then the page with links to other files."""
     body = rewrite_links(markdown, lambda url: linker.in_file(url, planned))
     title, source = _yaml(planned.headings[0].text), _yaml(planned.page.url)
-    front = f"---\ntitle: {title}\nsource: {source}\n---\n\n"
-    _write_text(open_output, planned.file, front + body.rstrip("\n") + "\n")
-    return planned.file
+    return f"---\ntitle: {title}\nsource: {source}\n---\n\n{body.rstrip(chr(10))}\n"
 
 
 def _yaml(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML scalar
 
 
-def _write_docs(
+def _write_docs_and_pages(
     job: Job,
     name: str,
     plan: Sequence[_Planned],
@@ -248,13 +240,17 @@ def _write_docs(
     linker: _Linker,
     open_output: OutputOpener,
 ) -> int:
+    """docs.md piece by piece, and each page's own file from the same read of it;
+    returns the characters written to docs.md."""
     with open_output(DOCS) as stream:
         sink = _Sink(stream)
         sink.write(_docs_header(job, name, plan))
         for planned in plan:
             sink.write("".join(_toc_lines(planned)))
         for planned in plan:
-            sink.write(_section(planned, read_markdown, linker))
+            markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
+            _write_text(open_output, planned.file, _page_file(planned, markdown, linker))
+            sink.write(_section(planned, markdown, linker))
         return sink.chars
 
 
@@ -276,8 +272,8 @@ def _toc_lines(planned: _Planned) -> Iterator[str]:
             yield f"{indent}- [{text}](#{heading.anchor})\n"
 
 
-def _section(planned: _Planned, read_markdown: Callable[[str], str], linker: _Linker) -> str:
-    markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
+def _section(planned: _Planned, markdown: str, linker: _Linker) -> str:
+    """A page's section of docs.md: its heading, its source, its body one level down."""
     body = relevel(rewrite_links(markdown, linker.in_document), 1).strip("\n")
     title, _, rest = body.partition("\n")
     return f"\n{title}\n\nSource: {planned.page.url}\n\n{rest.strip(chr(10))}\n"
@@ -294,7 +290,8 @@ def _summary(ordered: Sequence[PageRecord], start_url: str) -> str:
 def _write_manifest(
     open_output: OutputOpener, pages: Sequence[PageRecord], plan: Sequence[_Planned]
 ) -> None:
-    position = {id(p.page): (i, p.file) for i, p in enumerate(plan)}
+    # 1-based, like the file numbers: order 3 is pages/0003-….md
+    position = {id(p.page): (i, p.file) for i, p in enumerate(plan, start=1)}
     placed = [p.page for p in plan]
     others = sorted((p for p in pages if id(p) not in position), key=lambda p: (p.order, p.url))
     with open_output(MANIFEST) as stream:
