@@ -1,0 +1,80 @@
+"""S3BlobStore: bytes by key in one bucket; large objects streamed with multipart upload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO, cast
+from urllib.parse import quote
+
+from .calls import call, call_unless
+from .multipart import MIN_PART_SIZE, MultipartWriter
+
+_MISSING = ("NoSuchKey", "404", "NotFound")
+
+
+class S3BlobStore:
+    def __init__(self, client: Any, bucket: str, part_size: int = 8 * 1024 * 1024) -> None:
+        if part_size < MIN_PART_SIZE:
+            raise ValueError(f"S3 parts (but the last) must be at least {MIN_PART_SIZE} bytes")
+        self._client = client
+        self._bucket = bucket
+        self._part_size = part_size
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        call(
+            self._client.put_object,
+            Bucket=self._bucket,
+            Key=key,
+            Body=data,
+            ContentType=content_type,
+        )
+
+    def get(self, key: str) -> bytes | None:
+        answer = self._unless_missing(self._client.get_object, key)
+        return None if answer is None else cast(bytes, answer["Body"].read())
+
+    def exists(self, key: str) -> bool:
+        return self._unless_missing(self._client.head_object, key) is not None
+
+    def _unless_missing(self, operation: Any, key: str) -> Any | None:
+        """The call's answer, or None when the key does not exist."""
+        return call_unless(operation, _MISSING, Bucket=self._bucket, Key=key)
+
+    @contextmanager
+    def writer(
+        self, key: str, content_type: str = "text/markdown; charset=utf-8"
+    ) -> Iterator[BinaryIO]:
+        """Memory holds at most one part; nothing is visible under ``key`` unless the
+        block ends without an exception (the multipart upload is aborted otherwise)."""
+        out = MultipartWriter(self._client, self._bucket, key, content_type, self._part_size)
+        try:
+            yield cast(BinaryIO, out)
+            out.complete()
+        except BaseException:
+            out.abort_quietly()
+            raise
+
+    def link(self, key: str, expires_s: int = 900, filename: str | None = None) -> str:
+        params = {"Bucket": self._bucket, "Key": key}
+        if filename:
+            params["ResponseContentDisposition"] = content_disposition(filename)
+        return cast(
+            str,
+            call(
+                self._client.generate_presigned_url,
+                ClientMethod="get_object",
+                Params=params,
+                ExpiresIn=expires_s,
+            ),
+        )
+
+
+def content_disposition(filename: str) -> str:
+    """``attachment`` with an ASCII fallback name plus the exact UTF-8 name (RFC 6266)."""
+    fallback = "".join(_ascii_or_underscore(c) for c in filename)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def _ascii_or_underscore(char: str) -> str:
+    return char if char.isascii() and char.isprintable() and char not in '"\\' else "_"

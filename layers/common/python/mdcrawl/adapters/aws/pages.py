@@ -1,0 +1,52 @@
+"""DynamoDbPageStore: one record per (job, page), written once (a retried processor
+event finds the record there and changes nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...models import PageRecord
+from ...names import TTL_ATTRIBUTE
+from .calls import call, call_if
+from .dynamo import Expr, expires_at, from_item, query_all, to_item
+from .records import page_from_attrs, page_to_attrs
+
+
+class DynamoDbPageStore:
+    def __init__(self, client: Any, table: str, clock: Any, retention_s: float | None = None):
+        self._client = client
+        self._table = table
+        self._clock = clock  # stamps the TTL
+        self._retention_s = retention_s
+
+    def put(self, page: PageRecord) -> bool:
+        attrs = page_to_attrs(page)
+        attrs[TTL_ATTRIBUTE] = expires_at(self._clock.now(), self._retention_s)
+        written = call_if(
+            self._client.put_item,
+            TableName=self._table,
+            Item=to_item(attrs),
+            ConditionExpression="attribute_not_exists(url_hash)",
+        )
+        return written is not None
+
+    def get(self, job_id: str, url_hash: str) -> PageRecord | None:
+        found = call(
+            self._client.get_item,
+            TableName=self._table,
+            Key={"job_id": {"S": job_id}, "url_hash": {"S": url_hash}},
+            ConsistentRead=True,
+        )
+        return page_from_attrs(from_item(found["Item"])) if "Item" in found else None
+
+    def list(self, job_id: str) -> list[PageRecord]:
+        expr = Expr()
+        rows = query_all(
+            self._client,
+            TableName=self._table,
+            KeyConditionExpression=f"{expr.name('job_id')} = {expr.value(job_id)}",
+            ConsistentRead=True,
+            **expr.kwargs(),
+        )
+        pages = [page_from_attrs(row) for row in rows]
+        return sorted(pages, key=lambda page: (page.order, page.url_hash))

@@ -1,0 +1,100 @@
+"""Records <-> DynamoDB attribute dicts (before ``dynamo.to_item``).
+
+DynamoDB has no tuples, enums or floats-that-stay-floats, so each decoder rebuilds them;
+a record read back equals the record written. Job counters are top-level numbers so an
+``ADD`` can bump them atomically; everything else keeps the dataclass field names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from ...models import (
+    CacheEntry,
+    Counters,
+    CrawlOptions,
+    FrontierItem,
+    Job,
+    JobStatus,
+    PageRecord,
+    PageStatus,
+    UrlState,
+)
+
+COUNTER_FIELDS = tuple(f.name for f in fields(Counters))
+# Job attributes only the store itself writes (the key, and counters through ADD).
+JOB_READ_ONLY = ("job_id", "counters")
+JOB_SETTABLE = frozenset(f.name for f in fields(Job)) - set(JOB_READ_ONLY)
+
+
+def job_value(name: str, value: Any) -> Any:
+    """A Job attribute as stored: options as a map, status as its string."""
+    if name == "options":
+        return value.to_dict()
+    if name == "status":
+        return str(JobStatus(value))
+    return value
+
+
+def job_to_attrs(job: Job) -> dict[str, Any]:
+    attrs = {name: job_value(name, getattr(job, name)) for name in JOB_SETTABLE}
+    return {"job_id": job.job_id, **attrs, **job.counters.to_dict()}
+
+
+def job_from_attrs(attrs: dict[str, Any]) -> Job:
+    known = {k: v for k, v in attrs.items() if k in JOB_SETTABLE}
+    known["options"] = CrawlOptions.from_dict(known.get("options") or {})
+    known["status"] = JobStatus(known["status"])
+    known["result_keys"] = dict(known.get("result_keys") or {})
+    counters = Counters(**{name: int(attrs.get(name, 0)) for name in COUNTER_FIELDS})
+    return Job(job_id=attrs["job_id"], counters=counters, **known)
+
+
+def counters_from_attrs(attrs: dict[str, Any]) -> Counters:
+    return Counters(**{name: int(attrs.get(name, 0)) for name in COUNTER_FIELDS})
+
+
+def check_job_fields(values: dict[str, Any]) -> None:
+    unknown = set(values) - JOB_SETTABLE
+    if unknown:
+        raise ValueError(f"cannot set job attributes {sorted(unknown)}")
+
+
+def _plain(record: Any) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in fields(record)}
+
+
+def frontier_to_attrs(job_id: str, item: FrontierItem) -> dict[str, Any]:
+    attrs = _plain(item)
+    attrs["state"] = str(item.state)
+    return {"job_id": job_id, **attrs}
+
+
+def frontier_from_attrs(attrs: dict[str, Any]) -> FrontierItem:
+    known = {f.name: attrs[f.name] for f in fields(FrontierItem) if f.name in attrs}
+    known["state"] = UrlState(known["state"])
+    return FrontierItem(**known)
+
+
+def cache_to_attrs(entry: CacheEntry) -> dict[str, Any]:
+    return _plain(entry)
+
+
+def cache_from_attrs(attrs: dict[str, Any]) -> CacheEntry:
+    known = {f.name: attrs[f.name] for f in fields(CacheEntry) if f.name in attrs}
+    known["links"] = tuple(known.get("links") or ())
+    return CacheEntry(**known)
+
+
+def page_to_attrs(page: PageRecord) -> dict[str, Any]:
+    attrs = _plain(page)
+    attrs["status"] = str(page.status)
+    return attrs
+
+
+def page_from_attrs(attrs: dict[str, Any]) -> PageRecord:
+    known = {f.name: attrs[f.name] for f in fields(PageRecord) if f.name in attrs}
+    known["status"] = PageStatus(known["status"])
+    known["nav"] = tuple(known.get("nav") or ())
+    return PageRecord(**known)

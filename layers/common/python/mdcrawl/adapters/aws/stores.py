@@ -1,0 +1,73 @@
+"""The AWS composition of every storage port: DynamoDB tables plus one S3 bucket.
+
+Clients come from the caller (a boto3 Session, or ready clients in a mapping such as
+``{"dynamodb": ..., "s3": ...}``): nothing here reads the environment or picks an
+endpoint, so the same code serves Lambda, moto and DynamoDB Local.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...names import Table
+from .blobs import S3BlobStore
+from .cache import DynamoDbContentCache
+from .connections import DynamoDbConnectionStore
+from .events import DynamoDbEventLog
+from .frontier import DynamoDbFrontier
+from .jobs import DynamoDbJobStore
+from .pages import DynamoDbPageStore
+
+DEFAULT_RETENTION_S = 30 * 86400.0  # jobs, their queue, pages and events expire (TTL)
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+@dataclass
+class AwsStores:
+    jobs: DynamoDbJobStore
+    frontier: DynamoDbFrontier
+    cache: DynamoDbContentCache
+    pages: DynamoDbPageStore
+    events: DynamoDbEventLog
+    connections: DynamoDbConnectionStore
+    blobs: S3BlobStore
+    clock: Any
+
+
+def aws_stores(
+    session_or_clients: Any,
+    table_names: Mapping[Table, str],
+    bucket: str,
+    *,
+    clock: Any | None = None,
+    retention_s: float | None = DEFAULT_RETENTION_S,
+) -> AwsStores:
+    """Every storage adapter over the given tables and bucket. ``retention_s`` sets the
+    TTL of job data (None: never expires); ``clock`` defaults to the system clock."""
+    dynamodb = _client(session_or_clients, "dynamodb")
+    s3 = _client(session_or_clients, "s3")
+    clock = clock if clock is not None else SystemClock()
+    names = dict(table_names)
+    return AwsStores(
+        jobs=DynamoDbJobStore(dynamodb, names[Table.JOBS], retention_s),
+        frontier=DynamoDbFrontier(dynamodb, names[Table.FRONTIER], clock, retention_s),
+        cache=DynamoDbContentCache(dynamodb, names[Table.CACHE]),
+        pages=DynamoDbPageStore(dynamodb, names[Table.PAGES], clock, retention_s),
+        events=DynamoDbEventLog(dynamodb, names[Table.EVENTS], retention_s),
+        connections=DynamoDbConnectionStore(dynamodb, names[Table.CONNECTIONS], clock),
+        blobs=S3BlobStore(s3, bucket),
+        clock=clock,
+    )
+
+
+def _client(session_or_clients: Any, service: str) -> Any:
+    if isinstance(session_or_clients, Mapping):
+        return session_or_clients[service]
+    return session_or_clients.client(service)
