@@ -1,0 +1,90 @@
+"""One HTML document in, one ``ConvertedPage`` out: pure, deterministic, no I/O.
+
+decode -> parse once (lxml) -> extract the content region (generator-aware cascade)
+-> render markdown from the pruned tree -> title, description, word count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml.html import HtmlElement
+
+from .extract import decode_html, extract_page, parse_html
+from .markdown import render_markdown
+from .models import ConvertedPage
+
+# " — Site", " | Site", " - Site"... : the suffix most generators append to <title>.
+_TITLE_SUFFIX = re.compile(r"^(.+?)\s+[—–|·:-]\s+[^—–|·]+$")
+_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)")
+_DESCRIPTION_MAX = 200
+
+
+def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> ConvertedPage:
+    """Convert a page to markdown that starts with its own ``# Title``."""
+    html = decode_html(body, encoding)
+    root = parse_html(html)
+    extraction = extract_page(root, html, url)
+    region = extraction.region
+    title = page_title(root, region, url)
+    description = page_description(root, region)
+    rendered = render_markdown(region)
+    markdown = with_heading(rendered.text, title)
+    words = rendered.prose_words + (0 if markdown is rendered.text else len(title.split()))
+    return ConvertedPage(
+        title=title,
+        markdown=markdown + "\n",
+        words=words,
+        nav=extraction.nav,
+        description=description,
+        quality=extraction.quality,
+        extractor=extraction.extractor,
+    )
+
+
+def page_title(root: HtmlElement, region: HtmlElement, url: str) -> str:
+    """The region's h1, else <title> without its site suffix, else the URL's last part."""
+    for h1 in region.iter("h1"):
+        text = _one_line(h1.text_content())
+        if text:
+            return text
+    title = _one_line(root.findtext(".//title") or "")
+    match = _TITLE_SUFFIX.match(title)
+    if match:
+        return match.group(1)
+    return title or url.rstrip("/").rsplit("/", 1)[-1] or url
+
+
+def page_description(root: HtmlElement, region: HtmlElement) -> str:
+    """meta description, else the first sentence of the first paragraph; one line."""
+    metas = root.xpath(
+        "//meta[@name='description' or @property='og:description']/@content"
+    )
+    text = next((_one_line(m) for m in metas if m.strip()), "")
+    if not text:
+        for paragraph in region.iter("p"):
+            text = _one_line(paragraph.text_content())
+            if text:
+                match = _SENTENCE.match(text)
+                text = match.group(1) if match else text
+                break
+    return _clip(text, _DESCRIPTION_MAX)
+
+
+def with_heading(markdown: str, title: str) -> str:
+    """Make the page start with an h1: keep the region's own, else add one from the title."""
+    if markdown.startswith("# "):
+        return markdown
+    heading = f"# {title}"
+    return f"{heading}\n\n{markdown}" if markdown else heading
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.replace("¶", " ").split())
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"

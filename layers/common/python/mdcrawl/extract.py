@@ -1,0 +1,189 @@
+"""Find a page's content region, strip its chrome, and read the site's navigation.
+
+The cascade (see ``selectors.py`` for the data): a recognised documentation generator's
+own content selector; else the page's structure (``main``, ``[role=main]``, ``article``);
+else readability-lxml. The page is parsed once with lxml; everything after works on
+that tree, and the region returned is pruned in place with links made absolute.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urldefrag, urljoin
+
+import lxml.html
+from lxml.cssselect import CSSSelector
+from lxml.etree import ParserError
+from lxml.html import HtmlElement
+from w3lib.encoding import html_to_unicode
+
+from . import selectors as sel
+from .selectors import GeneratorRule
+
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_NAV_SCHEMES = ("http://", "https://")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    region: HtmlElement  # pruned content, links absolute
+    extractor: str  # the rule that picked it: "sphinx", "structural:main", "readability"
+    quality: float
+    nav: tuple[str, ...]
+    base_url: str
+
+
+@lru_cache(maxsize=512)
+def compiled(css: str) -> CSSSelector:
+    """Selectors are data; compiling one to XPath costs more than running it, so once."""
+    return CSSSelector(css)
+
+
+def select(root: HtmlElement, css: str) -> list[HtmlElement]:
+    return compiled(css)(root)
+
+
+def decode_html(body: bytes | str, encoding: str | None = None) -> str:
+    """Bytes to text: BOM first, then the HTTP charset, then <meta charset>, then UTF-8."""
+    if isinstance(body, str):
+        return body
+    header = f"text/html; charset={encoding}" if encoding else None
+    _, text = html_to_unicode(header, body)
+    return text
+
+
+def parse_html(text: str) -> HtmlElement:
+    """Parse any HTML (broken, empty, XML-declared) into an lxml document."""
+    # lxml refuses str input that still carries an XML encoding declaration.
+    text = _XML_DECLARATION.sub("", text, count=1)
+    try:
+        return lxml.html.document_fromstring(text)
+    except (ParserError, ValueError):
+        return lxml.html.document_fromstring("<html><body></body></html>")
+
+
+def page_base_url(root: HtmlElement, url: str) -> str:
+    """The URL relative links resolve against: ``<base href>`` if any, else the page."""
+    for href in root.xpath("//head/base/@href | //base/@href")[:1]:
+        return urljoin(url, href.strip())
+    return url
+
+
+def detect_generator(root: HtmlElement) -> GeneratorRule | None:
+    generator = " ".join(root.xpath("//meta[@name='generator' or @name='Generator']/@content"))
+    generator = generator.lower()
+    for rule in sel.GENERATORS:
+        if rule.generator and rule.generator in generator:
+            return rule
+        if any(select(root, marker) for marker in rule.markers):
+            return rule
+    return None
+
+
+def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlElement, str] | None:
+    for css in selectors:
+        for element in select(root, css):
+            if element.text_content().strip():
+                return element, css
+    return None
+
+
+def find_region(root: HtmlElement, html: str, rule: GeneratorRule | None) -> tuple[HtmlElement, str, float]:
+    """The cascade: generator rule, then structural selectors, then readability."""
+    if rule is not None:
+        found = _first_match(root, rule.content)
+        if found:
+            return found[0], rule.name, sel.QUALITY_GENERATOR
+    found = _first_match(root, sel.STRUCTURAL)
+    if found:
+        return found[0], f"structural:{found[1]}", sel.QUALITY_STRUCTURAL
+    return _readability_region(root, html), "readability", sel.QUALITY_READABILITY
+
+
+def _readability_region(root: HtmlElement, html: str) -> HtmlElement:
+    # Imported here: readability is the rare fallback and costs import time otherwise.
+    from readability import Document
+    from readability.readability import Unparseable
+
+    try:
+        summary = Document(html).summary(html_partial=True)
+    except (Unparseable, ValueError):
+        summary = ""
+    if summary.strip():
+        return lxml.html.fragment_fromstring(summary, create_parent="div")
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[str, ...]:
+    """The site's navigation links in reading order: absolute, no fragment, no repeats."""
+    candidates = (rule.nav if rule else ()) + sel.GENERIC_NAV
+    here = urldefrag(base).url
+    for css in candidates:
+        links = _unique_links(select(root, css), base)
+        # A sidebar that only lists this page's own sections is not site navigation.
+        if links and links != (here,):
+            return links
+    return ()
+
+
+def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for anchor in anchors:
+        href = (anchor.get("href") or "").strip()
+        if not href:
+            continue
+        url = urldefrag(urljoin(base, href)).url
+        if url.startswith(_NAV_SCHEMES):
+            seen.setdefault(url, None)
+    return tuple(seen)
+
+
+def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
+    """Remove chrome from the region in place (tails kept: they belong to the parent)."""
+    drops = sel.COMMON_DROP + (rule.drop if rule else ())
+    doomed = [el for css in drops for el in select(region, css) if el is not region]
+    for element in doomed:
+        if element.getparent() is not None:
+            element.drop_tree()
+    _unwrap_line_number_tables(region)
+    _drop_comments(region)
+    # libxml2 does not know <wbr> is empty and may nest the following text inside it.
+    for wbr in list(region.iter("wbr")):
+        wbr.drop_tag()
+
+
+def _unwrap_line_number_tables(region: HtmlElement) -> None:
+    """Pygments' ``linenos=table`` puts code in a 2-cell table; keep only the code cell."""
+    for table in select(region, "table.highlighttable"):
+        cells = select(table, "td.code")
+        parent = table.getparent()
+        if not cells or parent is None:
+            continue
+        wrapper = lxml.html.Element("div")
+        wrapper.extend(list(cells[0]))
+        wrapper.tail = table.tail
+        parent.replace(table, wrapper)
+
+
+def _drop_comments(region: HtmlElement) -> None:
+    for comment in region.xpath(".//comment()"):
+        if comment.getparent() is not None:
+            comment.drop_tree()
+
+
+def absolutize(region: HtmlElement, base: str) -> None:
+    region.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
+
+
+def extract_page(root: HtmlElement, html: str, url: str) -> Extraction:
+    """Run the cascade on a parsed page; the region comes back pruned and absolute."""
+    base = page_base_url(root, url)
+    rule = detect_generator(root)
+    nav = site_nav(root, rule, base)
+    region, extractor, quality = find_region(root, html, rule)
+    prune(region, rule if extractor == (rule.name if rule else None) else None)
+    absolutize(region, base)
+    return Extraction(region, extractor, quality, nav, base)

@@ -1,0 +1,335 @@
+"""HTML -> markdown: a markdownify subclass tuned for documentation.
+
+Two passes. ``annotate`` works on the lxml region (fast XPath): it names each code
+block's language and turns admonitions into labelled blockquotes. ``DocsConverter``
+then renders: ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold
+the table), readable API signatures. Code blocks and HTML tables leave the converter
+as placeholders so that whitespace clean-up never touches them; ``render_markdown``
+puts them back with the blockquote or list prefix of the line they sit on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import lxml.html
+from bs4 import BeautifulSoup, NavigableString, Tag
+from lxml.html import HtmlElement
+from markdownify import ATX, BACKSLASH, MarkdownConverter
+
+from . import selectors as sel
+from .extract import select
+
+LANG_ATTR = "data-mdcrawl-lang"
+LABEL_ATTR = "data-mdcrawl-label"
+
+_LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush)-(.+)$")
+# Sphinx writes "highlight-default" for its default lexer, which is Python's.
+_LANG_ALIASES = {"default": "python", "python3": "python", "py": "python", "ipython3": "ipython"}
+_NO_LANG = {"none", "nohighlight", "plain", "plaintext", "no-highlight"}
+# Classes that name a language on their own (rustdoc marks Rust code with class="rust").
+_BARE_LANG_CLASSES = {"rust"}
+_ADMONITION_KINDS = (
+    "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
+    "attention", "info", "seealso", "todo", "deprecated", "example", "success", "question",
+)
+_LANG_SEARCH_DEPTH = 3  # pre -> div.highlight -> div.highlight-python
+
+_PLACEHOLDER = re.compile(r"^(.*?)\x02(\d+)\x03[ \t]*$", re.MULTILINE)
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_TRAILING_WS = re.compile(r"[ \t]+$", re.MULTILINE)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
+_WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+_BLOCK_TAGS = {"ul", "ol", "pre", "table", "dl", "blockquote", "h1", "h2", "h3", "h4",
+               "h5", "h6"}
+_HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
+
+
+@dataclass(frozen=True)
+class Markdown:
+    text: str
+    prose_words: int  # words outside code blocks and link targets
+
+
+# ---------------------------------------------------------------- annotate (lxml)
+
+
+def annotate(region: HtmlElement) -> None:
+    """Record what the converter cannot see locally: languages, admonition labels."""
+    for pre in region.iter("pre"):
+        lang = code_language(pre)
+        if lang:
+            pre.set(LANG_ATTR, lang)
+    for css in sel.ADMONITION:
+        for box in select(region, css):
+            if box.get(LABEL_ATTR) is None:
+                _mark_admonition(box)
+
+
+def code_language(pre: HtmlElement) -> str:
+    """The language named by the markup on the pre, its code child, or its wrappers."""
+    candidates = [pre, *pre.findall("code")]
+    ancestor = pre.getparent()
+    for _ in range(_LANG_SEARCH_DEPTH):
+        if ancestor is None:
+            break
+        candidates.append(ancestor)
+        ancestor = ancestor.getparent()
+    for element in candidates:
+        lang = _language_of(element)
+        if lang is not None:
+            return lang
+    return ""
+
+
+def _language_of(element: HtmlElement) -> str | None:
+    data_lang = element.get("data-lang") or element.get("data-language")
+    if data_lang:
+        return _normalise_lang(data_lang)
+    for cls in (element.get("class") or "").split():
+        match = _LANG_CLASS.match(cls)
+        if match:
+            return _normalise_lang(match.group(1))
+        if cls in _BARE_LANG_CLASSES and element.tag == "pre":
+            return cls
+    return None
+
+
+def _normalise_lang(name: str) -> str:
+    name = name.strip().lower()
+    if name in _NO_LANG:
+        return ""
+    return _LANG_ALIASES.get(name, name)
+
+
+def _mark_admonition(box: HtmlElement) -> None:
+    titles = {el for css in sel.ADMONITION_TITLE for el in select(box, css)}
+    label = ""
+    for child in box:
+        if child in titles:  # only a direct child names the box, not a nested title
+            label = " ".join(child.text_content().split()).rstrip(":")
+            child.drop_tree()
+            break
+    if not label:
+        label = _kind_from_classes(box.get("class") or "")
+    box.tag = "blockquote"
+    box.set(LABEL_ATTR, label[:1].upper() + label[1:] if label else "Note")
+
+
+def _kind_from_classes(classes: str) -> str:
+    for cls in classes.split():
+        if cls in _ADMONITION_KINDS:
+            return "See also" if cls == "seealso" else cls
+    return ""
+
+
+# ---------------------------------------------------------------- convert (bs4)
+
+
+class DocsConverter(MarkdownConverter):
+    """markdownify, with fenced verbatim code, safe tables and doc-friendly blocks."""
+
+    class Options(MarkdownConverter.DefaultOptions):
+        heading_style = ATX
+        bullets = "-"
+        newline_style = BACKSLASH
+        escape_underscores = False  # snake_case identifiers read better unescaped
+        keep_inline_images_in = ["td", "th"]
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)
+        self.blocks: list[str] = []  # fenced code and HTML tables, by placeholder index
+
+    def process_tag(self, node: Tag, parent_tags: set[str] | None = None) -> str:
+        if node.name == "pre":
+            return self._placeholder(fence(node.get_text(), node.get(LANG_ATTR) or ""))
+        if node.name == "table":
+            return self._table(node, parent_tags or set())
+        return super().process_tag(node, parent_tags)
+
+    def _placeholder(self, block: str) -> str:
+        self.blocks.append(block)
+        return f"\n\n\x02{len(self.blocks) - 1}\x03\n\n"
+
+    # Tables ---------------------------------------------------------------
+
+    def _table(self, table: Tag, parent_tags: set[str]) -> str:
+        if is_layout_table(table):
+            return self._unwrap_layout(table, parent_tags)
+        if not fits_gfm(table):
+            return self._placeholder(html_table(table))
+        rows = [self._row_cells(tr) for tr in table_rows(table)]
+        rows = [row for row in rows if row]
+        if not rows:
+            return ""
+        caption = table.find("caption")
+        title = f"{self._cell_text(caption)}\n\n" if caption else ""
+        return "\n\n" + title + gfm_table(rows) + "\n\n"
+
+    def _row_cells(self, tr: Tag) -> list[str]:
+        return [self._cell_text(cell) for cell in tr.find_all(("td", "th"), recursive=False)]
+
+    def _cell_text(self, cell: Tag) -> str:
+        text = super().process_tag(cell, parent_tags={"_inline"})
+        text = " ".join(text.split())
+        return text.replace("|", r"\|")
+
+    def _unwrap_layout(self, table: Tag, parent_tags: set[str]) -> str:
+        parts = []
+        for cell in table.find_all(("td", "th")):
+            cell.name = "div"  # a layout cell is just a block of content
+            parts.append(super().process_tag(cell, parent_tags=parent_tags))
+        return "\n\n" + "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n\n"
+
+    def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        return text
+
+    convert_th = convert_td
+    convert_caption = convert_td
+
+    # Blocks ---------------------------------------------------------------
+
+    def convert_blockquote(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        label = el.get(LABEL_ATTR)
+        if label and "_inline" not in parent_tags:
+            text = f"**{label}:** {text.strip()}"
+        return super().convert_blockquote(el, text, parent_tags)
+
+    def convert_dt(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        if is_signature(el):
+            text = code_span(" ".join(el.get_text().replace("¶", "").split()))
+        else:
+            text = " ".join(text.split())
+            text = f"**{text}**" if text and not text.startswith("**") else text
+        if "_inline" in parent_tags or not text:
+            return f" {text} " if text else ""
+        return f"\n\n{text}\n\n"
+
+    def convert_dd(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        if "_inline" in parent_tags:
+            return f" {text.strip()} "
+        return f"\n\n{text.strip()}\n\n"
+
+    # Containers markdownify treats as inline but documentation uses as blocks.
+    convert_div = MarkdownConverter.convert_div
+    convert_main = convert_div
+    convert_header = convert_div
+    convert_aside = convert_div
+    convert_figure = convert_div
+    convert_details = convert_div
+    convert_summary = convert_div
+    convert_center = convert_div
+    convert_dl = convert_div
+
+    def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        href = (el.get("href") or "").strip()
+        if href.lower().startswith("javascript:"):
+            return text
+        return super().convert_a(el, text, parent_tags)
+
+
+def fence(code: str, lang: str) -> str:
+    """A fence longer than any backtick run in the code, so the code stays verbatim."""
+    code = code.strip("\n")
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{code}\n{ticks}"
+
+
+def code_span(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}" if text else ""
+
+
+def is_signature(dt: Tag) -> bool:
+    """Sphinx API signatures: ``dt.sig`` (Sphinx >= 4) or a dt holding ``.descname``."""
+    classes = dt.get("class") or []
+    return "sig" in classes or dt.find(class_="descname") is not None
+
+
+def table_rows(table: Tag) -> list[Tag]:
+    """The table's own rows (thead, tbody, tfoot or bare), not those of nested tables."""
+    rows = []
+    for child in table.children:
+        if not isinstance(child, Tag):
+            continue
+        if child.name == "tr":
+            rows.append(child)
+        elif child.name in ("thead", "tbody", "tfoot"):
+            rows.extend(child.find_all("tr", recursive=False))
+    return rows
+
+
+def fits_gfm(table: Tag) -> bool:
+    """GFM tables hold one line of inline content per cell and no spans."""
+    for cell in table.find_all(("td", "th")):
+        if _span(cell, "rowspan") > 1 or _span(cell, "colspan") > 1:
+            return False
+        if cell.find(_BLOCK_TAGS) is not None:
+            return False
+    return True
+
+
+def is_layout_table(table: Tag) -> bool:
+    """A table used for layout (Sphinx's genindex): no headers, every cell a block."""
+    if table.find(("th", "thead")) is not None:
+        return False
+    cells = [c for c in table.find_all("td") if c.get_text(strip=True)]
+    return bool(cells) and all(c.find(("ul", "ol", "dl")) is not None for c in cells)
+
+
+def _span(cell: Tag, attr: str) -> int:
+    value = str(cell.get(attr) or "1").strip()
+    return int(value) if value.isdigit() else 1
+
+
+def gfm_table(rows: list[list[str]]) -> str:
+    width = max(len(row) for row in rows)
+    padded = [row + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(padded[0]) + " |", "|" + " --- |" * width]
+    lines += ["| " + " | ".join(row) + " |" for row in padded[1:]]
+    return "\n".join(lines)
+
+
+def html_table(table: Tag) -> str:
+    """The table as compact HTML (links already absolute), for markdown's HTML blocks."""
+    for element in [table, *table.find_all(True)]:
+        element.attrs = {k: v for k, v in element.attrs.items() if k in _HTML_KEEP_ATTRS}
+    for text in table.find_all(string=True):
+        if isinstance(text, NavigableString) and not text.strip() and text.parent.name != "pre":
+            text.replace_with(" " if "\n" not in text else "\n")
+    html = str(table)
+    # A blank line would end the HTML block in CommonMark.
+    return re.sub(r"\n[ \t]*\n+", "\n", html)
+
+
+# ---------------------------------------------------------------- render
+
+
+def render_markdown(region: HtmlElement) -> Markdown:
+    """Markdown for a pruned, link-absolute content region."""
+    annotate(region)
+    html = lxml.html.tostring(region, encoding="unicode")
+    soup = BeautifulSoup(html, "lxml")
+    converter = DocsConverter()
+    body = converter.convert_soup(soup)
+    body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
+    prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
+    text = _restore_blocks(body, converter.blocks)
+    return Markdown(text, len(_WORD.findall(prose)))
+
+
+def _restore_blocks(text: str, blocks: list[str]) -> str:
+    def put_back(match: re.Match[str]) -> str:
+        prefix, block = match.group(1), blocks[int(match.group(2))]
+        # Continuation lines keep blockquote markers; list bullets become indentation.
+        follow = re.sub(r"[^>]", " ", prefix)
+        lines = block.split("\n")
+        out = [(prefix + lines[0]).rstrip()]
+        out += [(follow + line).rstrip() if line.strip() else follow.rstrip() for line in lines[1:]]
+        return "\n".join(out)
+
+    return _PLACEHOLDER.sub(put_back, text)

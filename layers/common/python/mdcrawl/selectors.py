@@ -1,0 +1,226 @@
+"""Where documentation generators put their content, as data (trafilatura style).
+
+``extract.py`` walks ``GENERATORS`` in order: the first rule whose ``generator`` text is
+in ``<meta name=generator>`` or one of whose ``markers`` matches claims the page; its
+first matching ``content`` selector is the content region, ``drop`` lists chrome inside
+that region, ``nav`` the containers of the site's own navigation links. Specific themes
+come before the generic rule of their generator (furo before plain Sphinx). When no
+generator is recognised, ``STRUCTURAL`` selectors are tried, then readability.
+
+Every selector is CSS (compiled once by ``extract.compiled``). Rules must stay general:
+a selector earns its place by describing a generator, never one page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GeneratorRule:
+    name: str
+    content: tuple[str, ...]
+    markers: tuple[str, ...] = ()
+    generator: str = ""  # lower-case text looked for in <meta name=generator content>
+    drop: tuple[str, ...] = ()
+    nav: tuple[str, ...] = ()
+
+
+# Chrome that no generator means as content, removed from every region.
+COMMON_DROP: tuple[str, ...] = (
+    "script", "style", "noscript", "template", "link", "meta", "button", "input",
+    "select", "textarea", "form", "dialog", "nav", "footer",
+    "[role=search]", "[role=navigation]", ".skip-link", ".skip-to-content",
+    "a.headerlink", "a.header-anchor", "a.hash-link", "a.anchorjs-link",
+    "a.permalink", ".copybtn", ".copy-button", ".clipboard-copy",
+    ".edit-this-page", ".edit-page-link", "a.edit-link", ".theme-edit-this-page",
+    ".prev-next-area", ".pagination-nav", ".rst-footer-buttons", ".related-pages",
+    ".breadcrumbs", ".breadcrumb", "[aria-label=breadcrumbs]",
+    "#cookie-banner", ".cookie-banner", ".cookie-consent", ".cookies-notice",
+    "#searchbox", ".searchbox", ".search-box",
+)
+
+# Sphinx's own markup, shared by all its themes.
+_SPHINX_DROP = (
+    "td.linenos", "span.linenos", ".contents.local", ".toc-backref-marker",
+    ".viewcode-link", "a.reference.internal > .viewcode-link",
+)
+_SPHINX_MARKERS = (
+    "script#documentation_options", "script[src$='documentation_options.js']",
+    "link[rel=index][href$='genindex.html']", "div.sphinxsidebar", "a.headerlink",
+)
+_SPHINX_NAV = (
+    ".sphinxsidebarwrapper .toctree-l1 > a", ".sphinxsidebar .toctree-l1 > a",
+    ".toctree-wrapper a.reference.internal",
+)
+
+GENERATORS: tuple[GeneratorRule, ...] = (
+    GeneratorRule(
+        name="sphinx-furo",
+        markers=("body > .page > .main > .content article[role=main]", "div.sidebar-tree"),
+        content=("article[role=main]",),
+        drop=_SPHINX_DROP + (".edit-this-page", ".view-this-page", ".content-icon-container"),
+        nav=(".sidebar-tree a.reference",),
+    ),
+    GeneratorRule(
+        name="sphinx-pydata",
+        markers=("nav.bd-docs-nav", "div.bd-container", "main.bd-main"),
+        content=("article.bd-article", "main.bd-main .bd-content", "main#main-content"),
+        drop=_SPHINX_DROP + (".header-article", ".bd-sidebar-secondary", ".prev-next-footer"),
+        nav=("nav.bd-docs-nav a.reference", ".bd-sidenav a"),
+    ),
+    GeneratorRule(
+        name="sphinx-rtd",
+        markers=("div.wy-nav-content", "div.rst-content", "nav.wy-nav-side"),
+        content=("div[itemprop=articleBody]", ".rst-content div[role=main]", ".rst-content"),
+        drop=_SPHINX_DROP + (".rst-breadcrumbs-buttons", ".wy-breadcrumbs"),
+        nav=(".wy-menu-vertical a.reference", ".wy-menu a"),
+    ),
+    GeneratorRule(
+        name="sphinx",  # alabaster, classic, pallets, celery, nature, haiku, agogo...
+        markers=_SPHINX_MARKERS,
+        generator="sphinx",
+        content=("div.body[role=main]", "div.body", "div[role=main]", "main"),
+        drop=_SPHINX_DROP,
+        nav=_SPHINX_NAV,
+    ),
+    GeneratorRule(
+        name="mkdocs-material",
+        markers=("div.md-container", "body[data-md-color-scheme]"),
+        generator="mkdocs-material",
+        content=("article.md-content__inner", "div.md-content"),
+        drop=("a.md-content__button", ".md-source-file", ".md-feedback", ".md-clipboard",
+              ".md-footer", ".md-top"),
+        nav=("nav.md-nav--primary a.md-nav__link",),
+    ),
+    GeneratorRule(
+        name="mkdocs-rtd",  # MkDocs' bundled readthedocs theme
+        markers=("div.wy-nav-content .section[itemprop=articleBody]",),
+        content=("div[itemprop=articleBody]", "div[role=main]"),
+        nav=(".wy-menu-vertical a",),
+    ),
+    GeneratorRule(
+        name="mkdocs",
+        markers=("div.bs-sidebar", "#mkdocs_search_modal", "#mkdocs-search-query"),
+        generator="mkdocs",
+        content=("div[role=main]", "main"),
+        drop=(".bs-sidebar",),
+        nav=(".navbar-nav a.dropdown-item", ".navbar-nav > li > a.nav-link:not(.dropdown-toggle)"),
+    ),
+    GeneratorRule(
+        name="docusaurus",
+        markers=("#__docusaurus", "div.theme-doc-markdown"),
+        generator="docusaurus",
+        content=("article .theme-doc-markdown", "div.markdown", "article"),
+        drop=(".theme-doc-breadcrumbs", ".theme-doc-toc-mobile", ".theme-doc-footer",
+              ".theme-doc-version-badge", ".theme-doc-version-banner"),
+        nav=("nav.menu a.menu__link", ".theme-doc-sidebar-menu a.menu__link"),
+    ),
+    GeneratorRule(
+        name="mdbook",
+        markers=("#sidebar ol.chapter", "#menu-bar", "div#mdbook-help-container"),
+        generator="mdbook",
+        content=("#content main", "main"),
+        drop=(".nav-chapters", ".mobile-nav-chapters", ".buttons", "a.header"),
+        nav=("#sidebar ol.chapter a", ".sidebar ol.chapter a"),
+    ),
+    GeneratorRule(
+        name="vitepress",
+        markers=("#VPContent", "div.VPDoc"),
+        generator="vitepress",
+        content=(".vp-doc", "main"),
+        drop=("span.lang", "button.copy", ".VPDocFooter", ".edit-info", ".prev-next"),
+        nav=("aside.VPSidebar a", "nav#VPSidebarNav a"),
+    ),
+    GeneratorRule(
+        name="gitbook",
+        markers=(".book-summary", "div.book-body"),
+        generator="gitbook",
+        content=(".markdown-section", "section.normal", "main"),
+        drop=(".navigation", ".book-header"),
+        nav=(".book-summary .summary a",),
+    ),
+    GeneratorRule(
+        name="rustdoc",
+        markers=("body.rustdoc", "nav.sidebar .sidebar-elems"),
+        generator="rustdoc",
+        content=("#main-content", "main"),
+        drop=("a.srclink", "a.src", ".rightside", ".out-of-band", "a.anchor",
+              "#copy-path", ".example-line-numbers", "pre.src-line-numbers",
+              "pre.line-numbers", "summary.hideme", ".tooltip"),
+        nav=("nav.sidebar .sidebar-elems a", "nav.sidebar a"),
+    ),
+    GeneratorRule(
+        name="javadoc",
+        markers=("div.contentContainer", "body.class-declaration-page", "nav#navbar-top"),
+        generator="javadoc",
+        content=("main[role=main]", "div.contentContainer"),
+        drop=(".subNav", ".topNav", ".bottomNav", ".sub-nav"),
+        nav=("div.indexContainer a", ".block-list a"),
+    ),
+    GeneratorRule(
+        name="doxygen",
+        markers=("div#doc-content", "div#nav-tree", "div.navpath"),
+        generator="doxygen",
+        content=("div.contents",),
+        drop=(".navpath", "#nav-path"),
+        nav=("#nav-tree a", "div.directory a"),
+    ),
+    GeneratorRule(
+        name="pdoc",
+        markers=("nav.pdoc", "main.pdoc"),
+        generator="pdoc",
+        content=("main.pdoc", "main"),
+        drop=(".pdoc-button", ".view-source-button", "details.source"),
+        nav=("nav.pdoc a",),
+    ),
+    GeneratorRule(
+        name="docbook",
+        markers=("div.navheader", "div.navfooter"),
+        generator="docbook",
+        content=("div.book", "div.part", "div.chapter", "div.article", "div.refentry",
+                 "div.appendix", "div.preface", "div.section", "body"),
+        drop=(".navheader", ".navfooter"),
+        nav=("div.toc a",),
+    ),
+    GeneratorRule(
+        name="asciidoctor",
+        markers=("body.article > #header + #content", "div#footer-text"),
+        generator="asciidoctor",
+        content=("#content",),
+        drop=("#footer", "a.anchor"),
+        nav=("#toc a",),
+    ),
+    GeneratorRule(
+        name="hugo-docs",  # Docsy, hugo-book, learn, geekdoc
+        markers=("div.td-content", "article.book-article", "#body-inner", ".gdoc-markdown"),
+        generator="hugo",
+        content=(".td-content", "article.markdown", "#body-inner", ".gdoc-markdown",
+                 "main article", "main"),
+        drop=(".td-page-meta", ".book-footer", ".td-toc", ".feedback--title", ".td-byline"),
+        nav=("#td-sidebar-menu a", "nav.book-menu a", "#sidebar a", ".gdoc-nav a"),
+    ),
+)
+
+# No generator recognised: the page's own structure says where the content is.
+STRUCTURAL: tuple[str, ...] = ("main", "[role=main]", "article", "#content")
+
+# Site navigation when the generator gave none (or none matched).
+GENERIC_NAV: tuple[str, ...] = ("nav a", "[role=navigation] a", "aside a")
+
+# Admonition boxes, whatever the generator calls them; the title holds the label.
+ADMONITION: tuple[str, ...] = (
+    "div.admonition", "aside.admonition", "div.theme-admonition", "div.markdown-alert",
+    "div.callout", "div.alert", "div.note", "div.warning", "div.tip", "div.important",
+    "div.caution",
+)
+# The element inside an admonition that names it ("Note", "Warning", a custom title).
+ADMONITION_TITLE: tuple[str, ...] = (
+    ".admonition-title", ".markdown-alert-title", ".alert-title", ".callout-title",
+    "[class*=admonitionHeading]", ".title",
+)
+
+# Extractor confidence by kind of rule.
+QUALITY_GENERATOR = 1.0
+QUALITY_STRUCTURAL = 0.7
+QUALITY_READABILITY = 0.4
