@@ -1,9 +1,8 @@
-"""What the API logic needs, as ports and small callables chosen by a composition root.
+"""What the API logic needs: ports, plus two callables chosen by a composition root.
 
-Creating, starting and cancelling a job are passed in as callables rather than
-imported: the pipeline owns those rules (``pipeline.jobs``), the runtime binds them to
-its stores (``functools.partial``), and the start differs per runtime (Step Functions
-with execution name = job id on AWS, a local task runner in ``mdcrawl serve``).
+Creating and cancelling a job follow ``pipeline.jobs`` (the one implementation of those
+rules) over these ports. Starting one differs per runtime and is passed in: Step
+Functions with execution name = job id on AWS, a local task runner in ``mdcrawl serve``.
 """
 
 from __future__ import annotations
@@ -11,22 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..models import CrawlOptions, Job
-from ..ports import BlobStore, Clock, ConnectionStore, EventLog, JobStore, PageStore, Pusher
+from ..pipeline.jobs import JobDeps
+from ..ports import (
+    BlobStore,
+    Clock,
+    ConnectionStore,
+    EventLog,
+    Frontier,
+    JobStore,
+    PageStore,
+    Pusher,
+)
 from .models import ServiceLimits
-
-
-class JobCreator(Protocol):
-    def __call__(self, url: str, options: CrawlOptions, owner: str, job_id: str) -> Job:
-        """Validate, store and seed a job (``pipeline.jobs.create_job`` bound to its deps).
-        Raises errors.InvalidInput for a bad URL, errors.Conflict if the id exists."""
-        ...
-
-
-class JobCanceller(Protocol):
-    def __call__(self, job_id: str) -> Job:
-        """Request a cancel; returns the job after it. Raises errors.Conflict if terminal."""
-        ...
 
 
 class JobStarter(Protocol):
@@ -45,15 +40,18 @@ class UrlChecker(Protocol):
 @dataclass(frozen=True)
 class ApiDeps:
     jobs: JobStore
+    frontier: Frontier
     pages: PageStore
     events: EventLog
     blobs: BlobStore
     clock: Clock
-    create_job: JobCreator
-    cancel_job: JobCanceller
     start_job: JobStarter
     check_url: UrlChecker
     limits: ServiceLimits = field(default_factory=ServiceLimits)
+
+    @property
+    def job_deps(self) -> JobDeps:
+        return JobDeps(self.jobs, self.frontier, self.events, self.clock)
 
 
 @dataclass(frozen=True)

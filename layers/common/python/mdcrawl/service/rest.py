@@ -76,8 +76,12 @@ def _resolve(req: ApiRequest) -> tuple[Route, str | None]:
         if matched:
             allowed.append(route.method)
     if allowed:
-        raise ApiError(405, "method_not_allowed", f"use {' or '.join(allowed)} here",
-                       headers={"Allow": ", ".join(allowed)})
+        raise ApiError(
+            405,
+            "method_not_allowed",
+            f"use {' or '.join(allowed)} here",
+            headers={"Allow": ", ".join(allowed)},
+        )
     raise ApiError(404, "not_found", f"no route {req.path!r}")
 
 
@@ -91,7 +95,11 @@ def _translate(exc: errors.MdcrawlError) -> ApiError:
     if isinstance(exc, errors.Conflict):
         return ApiError(409, "conflict", str(exc))
     if isinstance(exc, errors.StoreError):
-        return ApiError(503, "unavailable", "storage is unavailable; retry shortly",
-                        headers={"Retry-After": str(RETRY_AFTER_S)})
+        return ApiError(
+            503,
+            "unavailable",
+            "storage is unavailable; retry shortly",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
     # CrawlFailed / FetchError while seeding: the start URL itself cannot be crawled.
     return ApiError(422, "cannot_crawl", str(exc))

@@ -44,9 +44,10 @@ def build_pages_zip(job_id: str, pages: PageStore, blobs: BlobStore) -> str:
     """Write the zip of the job's converted pages (in reading order); returns its key."""
     key = job_key(job_id, PAGES_ZIP)
     names: set[str] = set()
-    with blobs.writer(key, RESULT_FILES["pages"].content_type) as out, zipfile.ZipFile(
-        out, "w", zipfile.ZIP_DEFLATED
-    ) as archive:
+    with (
+        blobs.writer(key, RESULT_FILES["pages"].content_type) as out,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
         for page in pages.list(job_id):
             if page.status != PageStatus.OK or not page.markdown_key:
                 continue

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .. import errors
-from ..models import Job, JobStatus
+from ..models import CrawlOptions, Job, JobStatus
+from ..pipeline import jobs as pipeline_jobs
 from ..urls import validate_start_url
 from .deps import ApiDeps
 from .http import ApiError, ApiRequest, ApiResponse, json_response, redirect
@@ -38,11 +38,10 @@ def create_job(req: ApiRequest, deps: ApiDeps, _: str | None = None) -> ApiRespo
     if job_id and (job := deps.jobs.get(job_id)) is not None:
         return _replay(job, url, options, req, deps)
     deps.check_url(url)
-    try:
-        job = deps.create_job(url, options, req.owner, job_id)
-    except errors.Conflict:
-        # Another POST with the same id won the race: answer as its retry.
-        return _replay(_require_job(deps, job_id, req.owner), url, options, req, deps)
+    job = pipeline_jobs.create_job(url, options, req.owner, deps.job_deps, job_id)
+    # With a given id, create_job returns whatever job already holds it (a racing POST
+    # may have won): check that it is ours and the same request before starting it.
+    _check_same_request(job, url, options, req.owner)
     deps.start_job(job.job_id)
     return _accepted(job, req)
 
@@ -66,11 +65,17 @@ def _idempotent_id(req: ApiRequest) -> str | None:
     return "k" + hashlib.sha256(f"{req.owner}\n{key}".encode()).hexdigest()[:32]
 
 
-def _replay(job: Job, url: str, options: object, req: ApiRequest, deps: ApiDeps) -> ApiResponse:
-    if job.owner != req.owner:
+def _check_same_request(job: Job, url: str, options: CrawlOptions, owner: str) -> None:
+    if job.owner != owner:
         raise ApiError(409, "conflict", "that job_id is already in use; choose another")
     if job.url != url or job.options != options:
         raise ApiError(409, "idempotency_mismatch", "this job id was used for another request")
+
+
+def _replay(
+    job: Job, url: str, options: CrawlOptions, req: ApiRequest, deps: ApiDeps
+) -> ApiResponse:
+    _check_same_request(job, url, options, req.owner)
     if job.status == JobStatus.QUEUED:
         # The first POST may have died between create and start; starting is idempotent.
         deps.start_job(job.job_id)
@@ -86,8 +91,9 @@ def _accepted(job: Job, req: ApiRequest, replayed: bool = False) -> ApiResponse:
 
 
 def list_jobs(req: ApiRequest, deps: ApiDeps, _: str | None = None) -> ApiResponse:
-    limit = _int_param(req, "limit", default=deps.limits.list_limit, low=1,
-                       high=deps.limits.list_limit)
+    limit = _int_param(
+        req, "limit", default=deps.limits.list_limit, low=1, high=deps.limits.list_limit
+    )
     jobs = deps.jobs.list_for_owner(req.owner, limit)
     return json_response(200, {"jobs": [JobView.of(j, req.base).model_dump() for j in jobs]})
 
@@ -115,7 +121,7 @@ def cancel_job(req: ApiRequest, deps: ApiDeps, job_id: str | None) -> ApiRespons
     job = _require_job(deps, job_id, req.owner)
     if job.status.terminal:
         raise ApiError(409, "conflict", f"the job is already {job.status}")
-    job = deps.cancel_job(job.job_id)
+    job = pipeline_jobs.cancel_job(job.job_id, deps.job_deps)
     return json_response(202, JobView.of(job, req.base).model_dump())
 
 
