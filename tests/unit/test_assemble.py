@@ -271,3 +271,23 @@ def test_each_page_is_read_twice_at_most(
 )
 def test_page_slug_comes_from_the_path_under_the_scope(url: str, slug: str) -> None:
     assert page_slug(url, ROOT) == slug
+
+
+def test_links_to_a_duplicate_url_point_at_the_page_it_duplicates() -> None:
+    pages = [
+        record("", 0, "home", title="Home", content_hash="c1"),
+        record(
+            "latest/", 1, None, status=PageStatus.SKIPPED, reason="duplicate", content_hash="c1"
+        ),
+        record("other.html", 2, "other", title="Other", content_hash="c2"),
+    ]
+    markdown = {
+        "home": "# Home\n\nHi.\n",
+        "other": f"# Other\n\n[home]({ROOT}latest/) and [gone]({ROOT}broken.html)\n",
+    }
+    recorder = Recorder()
+    job = Job(job_id="j1", url=ROOT, options=CrawlOptions())
+    write_outputs(job, pages, markdown.__getitem__, recorder.open)
+    assert "[home](#home)" in recorder.text("docs.md")
+    assert f"[gone]({ROOT}broken.html)" in recorder.text("docs.md")
+    assert "[home](0001-index.md)" in recorder.text("pages/0002-other.md")

@@ -86,7 +86,7 @@ def write_outputs(
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
     plan = _plan(ordered, job.url, name, read_markdown)
-    linker = _Linker(plan)
+    linker = _Linker(plan, pages)
     chars = _write_docs_and_pages(job, name, plan, read_markdown, linker, open_output)
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     _write_manifest(open_output, pages, plan)
@@ -163,10 +163,19 @@ def page_slug(url: str, start_url: str) -> str:
 class _Linker:
     """Where a link to an included page points in docs.md, and in another page's file."""
 
-    def __init__(self, plan: Sequence[_Planned]) -> None:
+    def __init__(self, plan: Sequence[_Planned], records: Sequence[PageRecord]) -> None:
         self._by_key: dict[str, _Planned] = {}
+        by_content: dict[str, _Planned] = {}
         for planned in plan:
             self._by_key.setdefault(url_key(planned.page.url), planned)
+            if planned.page.content_hash:
+                by_content.setdefault(planned.page.content_hash, planned)
+        # A URL left out as a duplicate (same bytes as an included page: an alias, a
+        # redirect) still points at the page it duplicates.
+        for record in records:
+            alias = by_content.get(record.content_hash or "")
+            if alias is not None:
+                self._by_key.setdefault(url_key(record.url), alias)
 
     def in_document(self, url: str) -> str | None:
         target, fragment = self._find(url)
