@@ -288,6 +288,6 @@ def test_links_to_a_duplicate_url_point_at_the_page_it_duplicates() -> None:
     recorder = Recorder()
     job = Job(job_id="j1", url=ROOT, options=CrawlOptions())
     write_outputs(job, pages, markdown.__getitem__, recorder.open)
-    assert "[home](#home)" in recorder.text("docs.md")
+    assert "[home](#home-1)" in recorder.text("docs.md")  # "home" is the document title
     assert f"[gone]({ROOT}broken.html)" in recorder.text("docs.md")
     assert "[home](0001-index.md)" in recorder.text("pages/0002-other.md")
