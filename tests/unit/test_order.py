@@ -182,3 +182,16 @@ def test_order_does_not_depend_on_input_order() -> None:
         random.Random(seed).shuffle(shuffled)
         assert reading_order(shuffled, SITE + "/") == expected
     assert len(expected) == len(pages)
+
+
+def test_start_page_nav_counts_even_when_another_page_showed_it_first() -> None:
+    spine = urls("/", "/b.html", "/a.html")
+    wider = urls("/a.html", "/b.html", "/c.html", "/d.html")
+    pages = [
+        page("/d.html", 0, spine),  # found before the start page, with the start page's nav
+        page("/c.html", 1, wider),
+        page("/", 2, spine),
+        page("/a.html", 3),
+        page("/b.html", 4),
+    ]
+    assert paths(reading_order(pages, SITE + "/"))[:3] == ["/", "/b.html", "/a.html"]

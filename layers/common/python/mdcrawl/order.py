@@ -50,8 +50,7 @@ def _nav_sequence(
     ok: Sequence[PageRecord], by_key: dict[str, PageRecord], start_url: str
 ) -> list[str]:
     """Keys of crawled pages in navigation order: the spine nav with the others merged in."""
-    navs = [(page, _crawled_keys(page.nav, by_key)) for page in ok]
-    navs = [(page, keys) for page, keys in navs if keys]
+    navs = _distinct_navs(ok, by_key)
     if not navs:
         return []
     spine_page, spine = _spine(navs, by_key.get(url_key(start_url)))
@@ -62,9 +61,22 @@ def _nav_sequence(
     return sequence
 
 
-def _crawled_keys(nav: Sequence[str], by_key: dict[str, PageRecord]) -> list[str]:
-    keys = (url_key(url) for url in nav)
-    return list(dict.fromkeys(key for key in keys if key in by_key))
+def _distinct_navs(
+    ok: Sequence[PageRecord], by_key: dict[str, PageRecord]
+) -> list[tuple[PageRecord, list[str]]]:
+    """Each different nav once (most sites repeat one nav on every page), as the keys of
+    the crawled pages it lists, with the first page showing it."""
+    keys_of: dict[str, str] = {}  # url -> url_key, memoised: navs repeat the same urls
+    navs, seen = [], set()
+    for page in ok:
+        if page.nav in seen:
+            continue
+        seen.add(page.nav)
+        keys = (keys_of.setdefault(url, url_key(url)) for url in page.nav)
+        crawled = list(dict.fromkeys(key for key in keys if key in by_key))
+        if crawled:
+            navs.append((page, crawled))
+    return navs
 
 
 def _spine(
@@ -72,7 +84,8 @@ def _spine(
 ) -> tuple[PageRecord, list[str]]:
     best = max(navs, key=lambda item: len(item[1]))  # max keeps the first on ties
     for page, keys in navs:
-        if page is start and 2 * len(keys) >= len(best[1]):
+        # navs are distinct: the start page's is listed under whichever page showed it first
+        if start is not None and page.nav == start.nav and 2 * len(keys) >= len(best[1]):
             return page, keys
     return best
 
@@ -81,23 +94,25 @@ def _merge(sequence: list[str], nav: list[str]) -> None:
     """Insert the nav's new keys after their predecessor in that nav (or before the first
     known key, for leading new ones); a nav sharing nothing is appended."""
     known = set(sequence)
-    if known.isdisjoint(nav):
-        sequence.extend(nav)
+    fresh = [key for key in nav if key not in known]
+    if len(fresh) in (0, len(nav)):
+        sequence.extend(fresh)
         return
     pending: list[str] = []
-    cursor: int | None = None
+    previous: str | None = None
+    cursor: int | None = None  # where the last insertion went; found lazily (index is O(n))
     for key in nav:
         if key in known:
-            cursor = sequence.index(key)
-            sequence[cursor:cursor] = pending
-            cursor += len(pending)
-            pending = []
-        elif cursor is None:
+            previous, cursor = key, None
+            if pending:
+                at = sequence.index(key)
+                sequence[at:at] = pending
+                pending = []
+        elif previous is None:
             pending.append(key)
         else:
-            cursor += 1
+            cursor = (sequence.index(previous) if cursor is None else cursor) + 1
             sequence.insert(cursor, key)
-        known.add(key)
 
 
 @dataclass
