@@ -194,4 +194,6 @@ def test_start_page_nav_counts_even_when_another_page_showed_it_first() -> None:
         page("/a.html", 3),
         page("/b.html", 4),
     ]
-    assert paths(reading_order(pages, SITE + "/"))[:3] == ["/", "/b.html", "/a.html"]
+    order = paths(reading_order(pages, SITE + "/"))
+    assert order[0] == "/"  # the wider nav as spine would have started at /a.html
+    assert order.index("/b.html") < order.index("/a.html")
