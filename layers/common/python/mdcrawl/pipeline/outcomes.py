@@ -64,8 +64,10 @@ def apply_outcome(
 def release(
     run: RunState, item: FrontierItem, reason: str, detail: str, ports: OutcomePorts
 ) -> None:
-    """Give the URL back for another attempt; at the cap it fails for good."""
-    state = ports.frontier.release(run.job.job_id, item.url_hash, ports.max_attempts, reason)
+    """Give the URL back for another attempt; at the cap it fails for good. The start URL
+    gets no second round: the fetcher already retried it, and the user is waiting."""
+    cap = 1 if item.depth == 0 else ports.max_attempts
+    state = ports.frontier.release(run.job.job_id, item.url_hash, cap, reason)
     if state is UrlState.FAILED:
         outcome = CrawlOutcome(item.url_hash, UrlState.FAILED, reason, detail=detail)
         record_unfetched(run, item, UrlState.FAILED, outcome, ports)

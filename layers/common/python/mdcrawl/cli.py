@@ -1,0 +1,232 @@
+"""`mdcrawl ...`: the command line. Exit codes: 0 done (possibly truncated), 1 the crawl
+failed, 2 usage error, 130 interrupted (state kept: the same command resumes)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import __version__
+from .adapters.local.terminal import make_reporter
+from .errors import InvalidInput
+from .models import CrawlOptions, JobStatus
+from .runtime.local import LocalRun, RunResult, run_crawl
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEFAULTS = CrawlOptions()
+
+DESCRIPTION = "Turn a documentation site into clean, LLM-ready markdown."
+CRAWL_EPILOG = """\
+outputs (in --out DIR):
+  docs.md          every page in the site's reading order, one document
+  pages/           one NNNN-slug.md per page, linked to each other
+  llms.txt         the llms.txt index of the site
+  manifest.jsonl   one line per URL: url, title, file, words, from_cache, status, reason
+
+scope:
+  By default the crawl stays on the start URL's host and folder:
+  https://host/docs/v2/intro.html crawls https://host/docs/v2/... only.
+  --include / --exclude take globs matched against the URL's path:
+    *      any characters within one path segment
+    **     any characters across segments (/a/**/b also matches /a/b)
+    ?      one character within a segment
+  A glob starting with / is anchored at the site root; any other is relative to the
+  start folder ("api/**" from /docs/ means /docs/api/**). A glob matches the whole path:
+  end it with /** to take a whole folder. With --include, a path must match one of them;
+  --exclude always wins.
+
+resume:
+  Interrupted (Ctrl-C, kill)? Run the same command again: finished pages are not
+  fetched again. Pages are cached (in --cache-dir) for later crawls too.
+
+examples:
+  mdcrawl crawl https://docs.python-requests.org/en/latest/
+  mdcrawl crawl https://example.com/docs/ --out ./docs-md --max-pages 200 --exclude 'api/**'
+"""
+
+
+def _bounded(kind: Callable[[str], float], low: float, high: float | None = None):
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < low or (high is not None and value > high):
+            limit = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(f"must be {limit}, not {text}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mdcrawl", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"mdcrawl {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_crawl(commands)
+    return parser
+
+
+def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    crawl = commands.add_parser(
+        "crawl",
+        help="crawl a documentation site into markdown",
+        description="Crawl a documentation site and write it as markdown.",
+        epilog=CRAWL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    crawl.add_argument("url", metavar="URL", help="the site's start page (http or https)")
+    crawl.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output folder (default: ./mdcrawl-out/<site-host-and-path>/)",
+    )
+    crawl.add_argument(
+        "--max-pages",
+        type=_bounded(int, 1),
+        default=DEFAULTS.max_pages,
+        metavar="N",
+        help="stop discovering after N URLs (default: %(default)s)",
+    )
+    crawl.add_argument(
+        "--max-depth",
+        type=_bounded(int, 0),
+        default=DEFAULTS.max_depth,
+        metavar="N",
+        help="links followed from the start page (default: %(default)s)",
+    )
+    crawl.add_argument(
+        "--budget",
+        type=_bounded(float, 1),
+        default=DEFAULTS.budget_s,
+        metavar="SECONDS",
+        help="time budget; when it ends, what was fetched is delivered, "
+        "marked truncated (default: %(default)g)",
+    )
+    crawl.add_argument(
+        "--concurrency",
+        type=_bounded(int, 1, 64),
+        default=DEFAULTS.concurrency,
+        metavar="N",
+        help="requests in flight per host (default: %(default)s)",
+    )
+    crawl.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only crawl paths matching GLOB (repeatable; see scope below)",
+    )
+    crawl.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="never crawl paths matching GLOB (repeatable)",
+    )
+    crawl.add_argument(
+        "--max-age",
+        type=_bounded(float, 0),
+        default=DEFAULTS.max_age_s,
+        metavar="SECONDS",
+        help="a cached page younger than this is not fetched again; older ones "
+        "are revalidated (default: %(default)g)",
+    )
+    crawl.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="fetch every page again (the cache is still refreshed)",
+    )
+    crawl.add_argument("--ignore-robots", action="store_true", help="do not honour robots.txt")
+    crawl.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress display (the summary line is still printed)",
+    )
+    crawl.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="cache and crawl state (default: $XDG_CACHE_HOME/mdcrawl or ~/.cache/mdcrawl)",
+    )
+    crawl.add_argument("--verbose", "-v", action="store_true", help="log warnings")
+    crawl.set_defaults(handler=crawl_command)
+
+
+def options_from(args: argparse.Namespace) -> CrawlOptions:
+    return CrawlOptions(
+        max_pages=int(args.max_pages),
+        max_depth=int(args.max_depth),
+        budget_s=float(args.budget),
+        concurrency=int(args.concurrency),
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        max_age_s=float(args.max_age),
+        use_cache=not args.no_cache,
+        respect_robots=not args.ignore_robots,
+    )
+
+
+def crawl_command(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR)
+    run = LocalRun(args.url, options_from(args), args.out, args.cache_dir)
+    reporter = make_reporter(sys.stderr, quiet=args.quiet)
+    started = time.monotonic()
+    try:
+        result = run_crawl(run, reporter)
+    except InvalidInput as exc:
+        return _error(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        return _error(
+            "interrupted; the crawl's state is kept. Run the same command again to resume it.",
+            EXIT_INTERRUPTED,
+        )
+    finally:
+        reporter.close()
+    if result.job.status is not JobStatus.COMPLETED:
+        why = result.job.error or f"the job ended {result.job.status}"
+        return _error(f"crawl failed: {why}", EXIT_FAILED)
+    print(summary_line(result, time.monotonic() - started))
+    return EXIT_OK
+
+
+def summary_line(result: RunResult, seconds: float) -> str:
+    job, c = result.job, result.job.counters
+    parts = [
+        f"{result.pages} pages, {result.words:,} words (~{result.tokens:,} tokens) "
+        f"in {seconds:.1f} s",
+        f"{c.cached} cache hits",
+        f"{c.failed} failed, {c.skipped} skipped",
+    ]
+    if job.truncated:
+        parts.append(f"truncated: {job.left} URLs left")
+    if result.resumed:
+        parts.append("resumed")
+    return " · ".join(parts) + f" → {result.out_dir}/"
+
+
+def _error(message: str, code: int) -> int:
+    print(f"mdcrawl: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse reported
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
