@@ -1,0 +1,71 @@
+"""Lambda layer assets built on this machine, without Docker.
+
+The dependency layer is ``pip install --target python/`` for the Lambda platform
+(manylinux2014 wheels of the runtime's CPython, ``--only-binary``: nothing compiles
+here). CDK calls :meth:`PipLayerBundler.try_bundle`; it returns True, so CDK never
+falls back to the Docker image named in ``BundlingOptions``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_lambda as lambda_
+
+PLATFORMS = {
+    lambda_.Architecture.ARM_64.name: "manylinux2014_aarch64",
+    lambda_.Architecture.X86_64.name: "manylinux2014_x86_64",
+}
+
+
+@jsii.implements(cdk.ILocalBundling)
+class PipLayerBundler:
+    def __init__(self, requirements: Path, python_version: str, platform: str) -> None:
+        self.requirements = requirements.resolve()
+        self.python_version = python_version
+        self.platform = platform
+
+    def try_bundle(self, output_dir: str, *, image: object, **_options: object) -> bool:
+        target = Path(output_dir) / "python"
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             "--no-compile", "-r", str(self.requirements), "--target", str(target),
+             "--platform", self.platform, "--implementation", "cp",
+             "--python-version", self.python_version, "--only-binary=:all:"],
+            capture_output=True, text=True, check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"building the dependency layer failed:\n{done.stderr}")
+        # Console scripts are useless in a layer; bytecode is built for the wrong Python.
+        shutil.rmtree(target / "bin", ignore_errors=True)
+        for cache in target.rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
+        return True
+
+
+def dependency_layer_code(
+    requirements_dir: Path, runtime: lambda_.Runtime, architecture: lambda_.Architecture
+) -> lambda_.Code:
+    """The dependency layer: re-bundled only when ``requirements.txt`` changes."""
+    python_version = runtime.name.removeprefix("python")
+    bundler = PipLayerBundler(
+        requirements_dir / "requirements.txt", python_version, PLATFORMS[architecture.name]
+    )
+    return lambda_.Code.from_asset(
+        str(requirements_dir),
+        asset_hash_type=cdk.AssetHashType.SOURCE,
+        bundling=cdk.BundlingOptions(image=runtime.bundling_image, local=bundler),
+    )
+
+
+def code_layer_code(common_dir: Path) -> lambda_.Code:
+    """The library as-is: the asset root is ``layers/common``, so the zip holds
+    ``python/mdcrawl/...`` where Lambda looks for layer packages."""
+    return lambda_.Code.from_asset(
+        str(common_dir), exclude=["**/__pycache__", "**/*.pyc", "**/*.egg-info"]
+    )

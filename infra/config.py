@@ -1,0 +1,103 @@
+"""The limits a team tunes, read from CDK context (``cdk.json`` or ``-c key=value``) and
+validated at synth, so a typo fails ``cdk synth`` with a clear message instead of
+deploying a broken stack."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from constructs import Node
+
+# key -> (default, minimum, maximum); integers only.
+_INT_LIMITS: dict[str, tuple[int, int, int]] = {
+    "budget_seconds": (300, 60, 3600),  # the longest job budget a caller may ask for
+    "max_pages": (2000, 1, 100_000),  # the page cap a caller may ask for
+    "concurrency": (8, 1, 64),  # parallel crawler invocations per orchestrator slice
+    "retention_days": (7, 1, 3650),  # job outputs (S3 jobs/), job records, events
+    "cache_retention_days": (30, 1, 3650),  # cached bodies and markdown (S3 cache/)
+    "log_retention_days": (30, 1, 3653),
+}
+_STAGE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class ConfigError(ValueError):
+    """A context value is missing its shape or range; the message names key and rule."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    budget_seconds: int
+    max_pages: int
+    concurrency: int
+    retention_days: int
+    cache_retention_days: int
+    log_retention_days: int
+    stage: str
+    log_level: str
+    alarm_email: str
+    cors_origins: tuple[str, ...]
+
+    @property
+    def is_production(self) -> bool:
+        return self.stage == "prod"
+
+    @classmethod
+    def from_context(cls, node: Node) -> Settings:
+        return cls.from_mapping({key: node.try_get_context(key) for key in _KEYS})
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any]) -> Settings:
+        ints = {key: _int(key, raw.get(key), *limits) for key, limits in _INT_LIMITS.items()}
+        return cls(
+            **ints,
+            stage=_choice(raw, "stage", "prod", _STAGE.match, "lowercase letters, digits, '-'"),
+            log_level=_choice(raw, "log_level", "INFO", _LOG_LEVELS.__contains__, str(_LOG_LEVELS)),
+            alarm_email=_choice(raw, "alarm_email", "", _is_email_or_empty, "an e-mail address"),
+            cors_origins=_origins(raw.get("cors_origins")),
+        )
+
+
+def _int(key: str, value: Any, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    # CLI context (-c key=5) arrives as a string; booleans are ints in Python: refuse them.
+    if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"context '{key}' must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"context '{key}' must be between {low} and {high}, got {value}")
+    return value
+
+
+def _choice(raw: dict[str, Any], key: str, default: str, ok: Any, rule: str) -> str:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str) or not ok(value):
+        raise ConfigError(f"context '{key}' must be {rule}, got {value!r}")
+    return value
+
+
+def _is_email_or_empty(value: str) -> bool:
+    return value == "" or bool(_EMAIL.match(value))
+
+
+def _origins(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ("*",)
+    if not isinstance(value, list) or not value or not all(
+        isinstance(o, str) and (o == "*" or re.match(r"^https?://[^/\s]+$", o)) for o in value
+    ):
+        raise ConfigError(
+            f"context 'cors_origins' must be a non-empty list of '*' or origins "
+            f"like 'https://example.com', got {value!r}"
+        )
+    return tuple(value)
+
+
+_KEYS = (*_INT_LIMITS, "stage", "log_level", "alarm_email", "cors_origins")

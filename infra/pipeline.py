@@ -1,0 +1,255 @@
+"""The code: two layers, five functions, their least-privilege roles and the job's
+state machine (Orchestrate loop -> Finalize loop -> done; any failure -> MarkFailed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+from mdcrawl.names import (
+    CONNECTIONS_JOB_INDEX,
+    FRONTIER_PENDING_INDEX,
+    JOBS_OWNER_INDEX,
+    TABLE_ENV,
+    BlobPrefix,
+    EnvVar,
+    Table,
+)
+
+from .access import READ, WRITE, bucket_access, table_access
+from .bundling import code_layer_code, dependency_layer_code
+from .config import Settings
+from .nag import acknowledge
+from .statemachine import JobStateMachine
+from .storage import Storage
+
+ROOT = Path(__file__).resolve().parent.parent
+# python3.13: the newest runtime whose dependency layer was verified by importing it
+# with a real CPython of that version (research/aws-offline-testing.md); arm64: ~20%
+# cheaper per GB-second and every dependency ships aarch64 manylinux wheels.
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+ARCHITECTURE = lambda_.Architecture.ARM_64
+FUNCTION_TAG = "mdcrawl:function"  # tags each function with its name (see infra/asl.py)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    memory_mb: int
+    timeout_s: int
+
+
+# Memory buys CPU linearly up to 1,769 MB (one vCPU); duration x memory is the bill.
+FUNCTIONS: dict[str, FunctionSpec] = {
+    # REST handler: DynamoDB calls, seeding (robots + sitemap fetch) on POST /jobs.
+    # 29 s = API Gateway's REST integration timeout; longer would be cut anyway.
+    "api": FunctionSpec(memory_mb=512, timeout_s=29),
+    # $connect key check, subscribe (backlog replay). 29 s = the WebSocket integration
+    # timeout; a 2,000-event backlog replay stays well inside it.
+    "websocket": FunctionSpec(memory_mb=256, timeout_s=29),
+    # One slice of a job: claims batches, waits on parallel crawler invokes. Its
+    # timeout (120 s) is below the 5-minute job budget it enforces: the handler stops
+    # claiming when its remaining time gets near a crawler timeout and answers
+    # "continue"; the state machine calls it again, and the frontier in DynamoDB is the
+    # checkpoint, so a slice that crashes loses at most one lease period of work.
+    # I/O bound (threads waiting on invokes): 512 MB is enough.
+    "orchestrator": FunctionSpec(memory_mb=512, timeout_s=120),
+    # One URL: cache lookup, then a fetch with a 20 s deadline per request (robots.txt
+    # is another request), S3 put. 60 s is above that deadline with room for robots and
+    # storage, and below the orchestrator's slice so a slice can always wait for it.
+    "crawler": FunctionSpec(memory_mb=512, timeout_s=60),
+    # HTML -> markdown: single-threaded CPU (lxml, readability, markdownify). 1,769 MB is
+    # one full vCPU: latency is best and cost is flat (shorter runs at higher price).
+    # 60 s covers a 10 MB page, the fetch size cap.
+    "processor": FunctionSpec(memory_mb=1769, timeout_s=60),
+}
+SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
+
+
+class Pipeline(Construct):
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, storage: Storage) -> None:
+        super().__init__(scope, id)
+        self.settings = settings
+        code = lambda_.LayerVersion(
+            self, "CodeLayer", code=code_layer_code(ROOT / "layers" / "common"),
+            compatible_runtimes=[RUNTIME], compatible_architectures=[ARCHITECTURE],
+            description="mdcrawl library (layers/common/python/mdcrawl)",
+        )
+        deps = lambda_.LayerVersion(
+            self, "DepsLayer",
+            code=dependency_layer_code(ROOT / "layers" / "deps", RUNTIME, ARCHITECTURE),
+            compatible_runtimes=[RUNTIME], compatible_architectures=[ARCHITECTURE],
+            description="mdcrawl runtime dependencies (layers/deps/requirements.txt)",
+        )
+        self.layers = [deps, code]
+        # Failed async processor events (after Lambda's own retries) land here with the
+        # error and the original payload: no page event is silently dropped.
+        self.dlq = sqs.Queue(
+            self, "ProcessorDlq",
+            retention_period=cdk.Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(
+            self.dlq, "AwsSolutions-SQS3",
+            "This queue is itself the dead-letter destination of the processor's failed "
+            "async events; nothing consumes it automatically, so it needs no DLQ of its own.",
+        )
+        self.functions = {name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()}
+        self._grant(storage)
+        self.state_machine = JobStateMachine(
+            self, "Jobs", orchestrator=self.functions["orchestrator"], settings=settings
+        ).machine
+        api = self.functions["api"]
+        api.add_environment(EnvVar.STATE_MACHINE_ARN, self.state_machine.state_machine_arn)
+        self.state_machine.grant_start_execution(api)
+
+    def _function(self, name: str, spec: FunctionSpec, storage: Storage) -> lambda_.Function:
+        log_group = logs.LogGroup(
+            self, f"{name.capitalize()}Logs",
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        )
+        cfn_group: logs.CfnLogGroup = log_group.node.default_child  # type: ignore[assignment]
+        cfn_group.retention_in_days = _retention(self.settings.log_retention_days)
+        # Our own role: only this function's log group, not AWSLambdaBasicExecutionRole's
+        # logs:* on every log group of the account.
+        role = iam.Role(
+            self, f"{name.capitalize()}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"mdcrawl {name} function",
+        )
+        role.add_to_policy(iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn]
+        ))
+        acknowledge(
+            role, "AwsSolutions-IAM5[Resource::*]",
+            "Only xray:PutTraceSegments and xray:PutTelemetryRecords, added by active tracing; "
+            "X-Ray does not support resource-level permissions for these actions.",
+        )
+        fn = lambda_.Function(
+            self, name.capitalize(),
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler="handler.lambda_handler",
+            code=lambda_.Code.from_asset(
+                str(ROOT / "functions" / name), exclude=["**/__pycache__", "**/*.pyc"]
+            ),
+            layers=self.layers,
+            role=role,
+            memory_size=spec.memory_mb,
+            timeout=cdk.Duration.seconds(spec.timeout_s),
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            logging_format=lambda_.LoggingFormat.JSON,
+            application_log_level_v2=lambda_.ApplicationLogLevel(
+                "WARN" if self.settings.log_level == "WARNING" else self.settings.log_level
+            ),
+            system_log_level_v2=lambda_.SystemLogLevel.WARN,
+            environment=self._environment(name, storage),
+            description=f"mdcrawl {name}",
+            **self._async_options(name),
+        )
+        cdk.Tags.of(fn).add(FUNCTION_TAG, name)
+        acknowledge(
+            fn, "AwsSolutions-L1",
+            "python3.13 is the newest runtime whose dependency layer (lxml and pydantic-core "
+            "aarch64 wheels) we verified by importing it with a real CPython 3.13; moving to "
+            "python3.14 is the one RUNTIME constant above, once verified the same way.",
+        )
+        return fn
+
+    def _environment(self, name: str, storage: Storage) -> dict[str, str]:
+        # Every function gets every table name and the limits (names are not secrets and
+        # one settings model can read them); IAM, not the env, decides what it may touch.
+        s = self.settings
+        return {
+            **{env.value: storage.tables[table].table_name for table, env in TABLE_ENV.items()},
+            EnvVar.BUCKET.value: storage.bucket.bucket_name,
+            EnvVar.MAX_PAGES.value: str(s.max_pages),
+            EnvVar.BUDGET_SECONDS.value: str(s.budget_seconds),
+            EnvVar.CONCURRENCY.value: str(s.concurrency),
+            EnvVar.RETENTION_DAYS.value: str(s.retention_days),
+            EnvVar.CACHE_RETENTION_DAYS.value: str(s.cache_retention_days),
+            "POWERTOOLS_SERVICE_NAME": f"mdcrawl-{name}",
+            "POWERTOOLS_METRICS_NAMESPACE": "mdcrawl",
+            "POWERTOOLS_LOG_LEVEL": s.log_level,
+            # Responses carry page lists and S3 keys: keep them out of trace metadata.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        }
+
+    def _async_options(self, name: str) -> dict[str, object]:
+        if name != "processor":
+            return {}
+        return {
+            "retry_attempts": SERVICE_ERRORS_RETRIES,
+            "max_event_age": cdk.Duration.hours(1),
+            # An on-failure destination rather than a Lambda DLQ: its record carries the
+            # error and the request context besides the payload. Using both would put
+            # every failure on the queue twice.
+            "on_failure": destinations.SqsDestination(self.dlq),
+        }
+
+    def _grant(self, storage: Storage) -> None:
+        t, b, f = storage.tables, storage.bucket, self.functions
+        jobs_prefix = BlobPrefix.JOBS.value
+        role = {name: fn.role for name, fn in f.items()}
+        # api: create/read/cancel jobs, seed the frontier, read events and pages,
+        # presign job outputs (a presigned URL carries the signer's permissions).
+        table_access(role["api"], t[Table.JOBS], (*READ, *WRITE), indexes=[JOBS_OWNER_INDEX])
+        table_access(role["api"], t[Table.FRONTIER], ("PutItem", "BatchWriteItem"))
+        table_access(role["api"], t[Table.EVENTS], READ)
+        table_access(role["api"], t[Table.PAGES], READ)
+        bucket_access(role["api"], b, read=[jobs_prefix],
+                      why="The api presigns GET URLs for a job's outputs.")
+        # websocket: connections and subscriptions, backlog of events, job ownership.
+        table_access(role["websocket"], t[Table.CONNECTIONS], (*READ, "PutItem", "BatchWriteItem"))
+        table_access(role["websocket"], t[Table.EVENTS], ("Query",))
+        table_access(role["websocket"], t[Table.JOBS], ("GetItem",))
+        # orchestrator: the job, its queue, its events, pages (finalize), fan-out.
+        table_access(role["orchestrator"], t[Table.JOBS], (*READ, *WRITE))
+        table_access(role["orchestrator"], t[Table.FRONTIER],
+                     (*READ, *WRITE, "BatchWriteItem"), indexes=[FRONTIER_PENDING_INDEX])
+        table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
+        table_access(role["orchestrator"], t[Table.PAGES], READ)
+        for name in ("orchestrator", "processor"):
+            # Read subscribers, forget connections that went away (Query + BatchWriteItem).
+            table_access(role[name], t[Table.CONNECTIONS], ("Query", "BatchWriteItem"),
+                         indexes=[CONNECTIONS_JOB_INDEX])
+        bucket_access(role["orchestrator"], b, read=[jobs_prefix], write=[jobs_prefix],
+                      why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the manifest.")
+        role["orchestrator"].add_to_principal_policy(iam.PolicyStatement(
+            actions=["lambda:InvokeFunction"],
+            resources=[f["crawler"].function_arn, f["processor"].function_arn],
+        ))
+        f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
+        f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
+        # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
+        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE))
+        bucket_access(role["crawler"], b, read=[BlobPrefix.CACHE_BODIES.value],
+                      write=[BlobPrefix.CACHE_BODIES.value],
+                      why="The crawler stores fetched bodies content-addressed.")
+        # processor: page records, job counters, events; bodies in, markdown out.
+        table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))
+        table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
+        table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
+        bucket_access(
+            role["processor"], b,
+            read=[BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_MARKDOWN.value],
+            write=[BlobPrefix.CACHE_MARKDOWN.value, jobs_prefix],
+            why="The processor reads a cached body or markdown and writes the page's markdown.",
+        )
+
+
+def _retention(days: int) -> int:
+    """The nearest CloudWatch Logs retention at or above ``days`` (it takes fixed values)."""
+    return next(d for d in _RETENTIONS if d >= days)
+
+
+_RETENTIONS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827,
+               2192, 2557, 2922, 3288, 3653)
