@@ -364,3 +364,14 @@ async def test_a_real_docs_page_is_fetched_with_its_links_site() -> None:
     assert result.status == 200
     assert result.body == (site.root / site.start.lstrip("/")).read_bytes()
     assert result.final_url == server.url("/")
+
+
+async def test_crawl_delay_spaces_requests_to_the_host(site: Path) -> None:
+    robots = b"User-agent: mdcrawl\nCrawl-delay: 0.3\nAllow: /\n"
+    with serve_directory(site, latency=0.02) as server:
+        server.routes["/robots.txt"] = lambda h: respond(h, 200, {}, robots)
+        async with HttpxFetcher(replace(FAST, concurrency=4)) as fetcher:
+            await asyncio.gather(*(fetcher.fetch(server.url(f"/p{i}.html")) for i in range(4)))
+        # Starts 0.3 s apart never overlap 20 ms answers, despite 4 slots.
+        assert server.stats.max_in_flight == 1
+        assert len(server.stats.paths()) == 5

@@ -22,8 +22,8 @@ Each request
   - only HTML (text/html, application/xhtml+xml; sniffed from the first bytes when there
     is no Content-Type) else ``NotHtml``, decided before the body is read.
   - redirects followed by hand, at most ``options.max_redirects`` (``TooManyRedirects``,
-    also for a loop); every hop is checked against robots, the scope (``OutOfScope``) and
-    the address guard (``netguard.BlockedAddress``, an ``UnsafeUrl`` and a ``FetchError``).
+    also for a loop); every hop is checked against robots, the scope (``OutOfScope``; the
+    URL asked for is the caller's choice and is not re-checked) and the address guard (``netguard.BlockedAddress``, an ``UnsafeUrl`` and a ``FetchError``).
   - retries (``options.retries``) on timeouts, connection errors, 5xx and 429, with
     exponential backoff and jitter, or the server's Retry-After (seconds or an HTTP date)
     capped at ``RETRY_AFTER_MAX_S``; then ``FetchTimeout``, ``ConnectFailed`` or
