@@ -16,6 +16,8 @@ import atexit
 import contextlib
 import fcntl
 import functools
+import io
+import json
 import os
 import shutil
 import socket
@@ -23,8 +25,9 @@ import subprocess
 import threading
 import time
 import uuid
+import zipfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from mdcrawl.adapters.aws.schema import SCHEMAS, TableSpec
 from mdcrawl.names import TTL_ATTRIBUTE, Table
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import ApiGatewayManagementApiBackend
+from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
 
@@ -308,6 +312,66 @@ class WsRecorder:
         monkeypatch.setattr(ApiGatewayManagementApiBackend, "post_to_connection", post)
         monkeypatch.setattr(ApiGatewayManagementApiBackend, "delete_connection", delete)
         return self
+
+
+# --- Lambda: run real Python handlers in-process instead of moto's echo --------------
+class LambdaHandlers:
+    """Function name -> Python callable ``handler(event, context)``. Installed, moto's
+    simple Lambda backend calls them for RequestResponse and Event invokes alike (an
+    Event invoke runs synchronously here). A raised exception becomes a function error
+    (``FunctionError: Unhandled`` with errorType/errorMessage), as on Lambda."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Callable[[Any, Any], Any]] = {}
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> LambdaHandlers:
+        original = LambdaSimpleBackend.invoke
+        handlers = self.handlers
+
+        def invoke(
+            backend: Any,
+            function_name: str,
+            qualifier: Any,
+            body: Any,
+            headers: Any,
+            response_headers: Any,
+        ) -> Any:
+            name = (
+                function_name.split(":")[6] if function_name.startswith("arn:") else function_name
+            )
+            handler = handlers.get(name)
+            if handler is None:
+                return original(backend, function_name, qualifier, body, headers, response_headers)
+            try:
+                return json.dumps(handler(json.loads(body or "{}"), None)).encode()
+            except Exception as exc:  # the function's failure, reported as Lambda does
+                response_headers["x-amz-function-error"] = "Unhandled"
+                detail = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+                return json.dumps(detail).encode()
+
+        monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
+        return self
+
+
+def create_function(session: boto3.Session, name: str) -> str:
+    """A Lambda function moto accepts (the code is never run: LambdaHandlers is)."""
+    iam = session.client("iam")
+    role = iam.create_role(RoleName=f"{name}-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    created = session.client("lambda").create_function(
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role,
+        Handler="handler.lambda_handler",
+        Code={"ZipFile": _empty_zip()},
+    )
+    return str(created["FunctionArn"])
+
+
+def _empty_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("handler.py", "def lambda_handler(event, context):\n    return event\n")
+    return buffer.getvalue()
 
 
 def management_client(session: boto3.Session, api_id: str = "abc123", stage: str = "prod") -> Any:
