@@ -7,7 +7,7 @@ their transport to these plain values.
     results.py  result blobs and the lazily built pages zip
     models.py   pydantic edge models (JobRequest, JobView, errors) and ServiceLimits
     http.py     ApiRequest, ApiResponse, ApiError
-    deps.py     ApiDeps, WsDeps and the callables a runtime binds (create/start/cancel)
+    deps.py     ApiDeps, WsDeps and the callables a runtime binds (start, url check)
     ws.py       on_connect, on_disconnect, on_message, fan_out, EventCursor
 """
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..models import CrawlOptions, Job
+from ..models import CrawlOptions, Job, JobStatus
 
 JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
 MAX_URL_LENGTH = 2048
@@ -206,7 +206,7 @@ class JobView(BaseModel):
 def job_links(job: Job, base: str = "") -> JobLinks:
     root = f"{base}/jobs/{job.job_id}"
     result = None
-    if job.status == "completed":
+    if job.status == JobStatus.COMPLETED:
         result = {fmt: f"{root}/result?format={fmt}" for fmt in RESULT_FORMATS}
     return JobLinks(self=root, events=f"{root}/events", cancel=f"{root}/cancel", result=result)
 

@@ -152,6 +152,6 @@ def _int_param(req: ApiRequest, name: str, default: int, low: int, high: int) ->
     text = req.query.get(name)
     if text is None:
         return default
-    if not re.fullmatch(r"\d{1,19}", text) or not low <= int(text) <= high:
+    if not re.fullmatch(r"[0-9]{1,19}", text) or not low <= int(text) <= high:
         raise ApiError(400, "invalid_input", f"{name} must be an integer from {low} to {high}")
     return int(text)
