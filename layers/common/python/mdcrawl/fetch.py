@@ -23,7 +23,8 @@ Each request
     is no Content-Type) else ``NotHtml``, decided before the body is read.
   - redirects followed by hand, at most ``options.max_redirects`` (``TooManyRedirects``,
     also for a loop); every hop is checked against robots, the scope (``OutOfScope``; the
-    URL asked for is the caller's choice and is not re-checked) and the address guard (``netguard.BlockedAddress``, an ``UnsafeUrl`` and a ``FetchError``).
+    URL asked for is the caller's choice and is not re-checked) and the address guard
+    (``netguard.BlockedAddress``, an ``UnsafeUrl`` and a ``FetchError``).
   - retries (``options.retries``) on timeouts, connection errors, 5xx and 429, with
     exponential backoff and jitter, or the server's Retry-After (seconds or an HTTP date)
     capped at ``RETRY_AFTER_MAX_S``; then ``FetchTimeout``, ``ConnectFailed`` or
