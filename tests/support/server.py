@@ -135,7 +135,7 @@ def serve_directory(
     """Serve ``root`` on 127.0.0.1 (a free port) for the duration of the block."""
     routes = {} if routes is None else routes
     server = _DocsServer(Path(root), latency, routes)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         host, port = server.server_address[:2]
