@@ -97,3 +97,13 @@ def test_real_sphinx_page_links_stay_on_site_and_resolve() -> None:
     assert len(set(links)) == len(links)
     assert all("#" not in link for link in links)
     assert "http://127.0.0.1:8000/index.html" not in links  # folded, and it is the page itself
+
+
+def test_link_rel_navigation_is_followed_but_not_stylesheets_or_search() -> None:
+    page = (
+        '<html><head><link rel="index" href="genindex.html"><link rel="next" href="b.html">'
+        '<link rel="stylesheet" href="s.css"><link rel="search" href="search.html">'
+        '<link rel="canonical" href="a.html"></head><body></body></html>'
+    )
+    links = extract_links(page, "http://h/docs/a.html").links
+    assert links == ("http://h/docs/genindex.html", "http://h/docs/b.html")

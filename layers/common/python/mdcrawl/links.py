@@ -2,8 +2,10 @@
 
 Which elements count: ``<a href>`` and ``<area href>`` (navigation), and the target of a
 ``<meta http-equiv="refresh">`` (Sphinx and mkdocs leave such pages behind when a page
-moves). ``<base href>`` changes what relative links resolve against. ``rel=canonical``
-is returned apart: it names the page itself, not a page to visit.
+moves), and ``<link rel>`` navigation relations (next, prev, index, contents...): some
+generators reach their index pages only through ``<link rel="index">``. ``<base href>``
+changes what relative links resolve against. ``rel=canonical`` is returned apart: it names
+the page itself, not a page to visit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from lxml import etree, html
 
 from .urls import normalize_url
 
-LINK_XPATH = "//a[@href] | //area[@href] | //meta[@http-equiv][@content]"
+LINK_XPATH = "//a[@href] | //area[@href] | //meta[@http-equiv][@content] | //link[@rel][@href]"
+# <link rel> values that name another page of the document set worth reading
+# (search pages, stylesheets, icons, feeds and alternates are not).
+NAVIGATION_RELS = frozenset(
+    {"next", "prev", "previous", "index", "contents", "toc", "start", "first", "last",
+     "up", "chapter", "section", "subsection", "glossary", "appendix", "help"}
+)
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 _REFRESH_URL_RE = re.compile(r"""^\s*\d*\.?\d*\s*[;,]\s*url\s*=\s*['"]?([^'"]+)""", re.I)
 
@@ -66,6 +74,9 @@ def _base_href(root: html.HtmlElement, url: str) -> str:
 
 
 def _target(element: html.HtmlElement) -> str | None:
+    if element.tag == "link":
+        rels = set(element.get("rel", "").lower().split())
+        return element.get("href") if rels & NAVIGATION_RELS else None
     if element.tag != "meta":
         return element.get("href")
     if element.get("http-equiv", "").strip().lower() != "refresh":
