@@ -1,0 +1,380 @@
+"""The Lambda functions' composition root: settings from the environment, adapters over
+boto3, and the ports each function's ``handle`` receives.
+
+Environment variables are read here and nowhere else (names from ``names.EnvVar``),
+once, into ``AwsSettings``. ``AwsRuntime`` builds clients and adapters lazily, on first
+use, and keeps them for the container's life (a warm invocation reuses them); building
+one does no I/O, so a handler module may create it at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, BinaryIO
+
+import boto3
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..adapters.aws.invoker import LambdaInvoker
+from ..adapters.aws.pusher import ApiGatewayPusher
+from ..adapters.aws.starter import StepFunctionsStarter
+from ..adapters.aws.stores import AwsStores, aws_stores
+from ..errors import StoreError
+from ..fetch import HttpxFetcher
+from ..models import Event, EventType, UrlState
+from ..names import TABLE_ENV, EnvVar, Table, job_key
+from ..netguard import AddressGuard
+from ..pipeline.crawl import CrawlDeps, crawl_batch
+from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
+from ..pipeline.jobs import JobDeps, get_job
+from ..pipeline.orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
+from ..pipeline.process import ProcessDeps
+from ..pipeline.recover import RecoverDeps, recover_unrecorded
+from ..ports import CrawlRequest, CrawlResponse, EventLog, Frontier
+from ..service.deps import ApiDeps, WsDeps
+from ..service.models import ServiceLimits
+from ..service.ws import fan_out
+
+log = logging.getLogger(__name__)
+
+# The orchestrator stops claiming this long before its Lambda timeout: in-flight crawler
+# calls (60 s timeout, infra/pipeline.py) must come back before the slice ends.
+CRAWLER_TIMEOUT_S = 60.0
+SLICE_SAFETY_MARGIN_S = CRAWLER_TIMEOUT_S + 10.0
+# Finalize re-hands unrecorded fetched pages to the processor when they are owed for
+# this long (an async event lost after Lambda's own retries, or an orchestrator that
+# died between marking a URL done and invoking the processor).
+REPROCESS_AFTER_S = 180.0
+
+
+class AwsSettings(BaseModel):
+    """Everything the functions read from the environment (set by infra/pipeline.py)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tables: dict[Table, str]
+    bucket: str
+    crawler_function: str = ""
+    processor_function: str = ""
+    state_machine_arn: str = ""
+    websocket_endpoint: str = ""
+    usage_plan_id: str = ""
+    allow_networks: tuple[str, ...] = ()
+    max_pages: int = Field(default=2000, ge=1)
+    budget_seconds: float = Field(default=300.0, gt=0)
+    concurrency: int = Field(default=8, ge=1)
+    retention_days: float = Field(default=7.0, gt=0)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> AwsSettings:
+        def get(var: EnvVar) -> str | None:
+            value = environ.get(var.value)
+            return value.strip() if value is not None and value.strip() else None
+
+        missing = [env.value for env in (*TABLE_ENV.values(), EnvVar.BUCKET) if not get(env)]
+        if missing:
+            raise RuntimeError(f"environment variables not set: {', '.join(missing)}")
+        raw: dict[str, Any] = {
+            "tables": {table: get(env) for table, env in TABLE_ENV.items()},
+            "bucket": get(EnvVar.BUCKET),
+            "crawler_function": get(EnvVar.CRAWLER_FUNCTION),
+            "processor_function": get(EnvVar.PROCESSOR_FUNCTION),
+            "state_machine_arn": get(EnvVar.STATE_MACHINE_ARN),
+            "websocket_endpoint": get(EnvVar.WEBSOCKET_ENDPOINT),
+            "usage_plan_id": get(EnvVar.USAGE_PLAN_ID),
+            "allow_networks": _split(get(EnvVar.ALLOW_NETWORKS)),
+            "max_pages": get(EnvVar.MAX_PAGES),
+            "budget_seconds": get(EnvVar.BUDGET_SECONDS),
+            "concurrency": get(EnvVar.CONCURRENCY),
+            "retention_days": get(EnvVar.RETENTION_DAYS),
+        }
+        return cls.model_validate({k: v for k, v in raw.items() if v is not None})
+
+    def require(self, name: str) -> str:
+        value = getattr(self, name)
+        if not value:
+            raise RuntimeError(f"setting {name!r} is not configured for this function")
+        return str(value)
+
+    @property
+    def limits(self) -> ServiceLimits:
+        return ServiceLimits(
+            max_pages=self.max_pages, budget_s=self.budget_seconds, concurrency=self.concurrency
+        )
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+class FanOutEventLog:
+    """An ``EventLog`` that pushes every appended event to the job's WebSocket subscribers
+    right away. A failed push never fails the write: the client resyncs from the log."""
+
+    def __init__(self, inner: EventLog, ws: Callable[[], WsDeps]) -> None:
+        self._inner, self._ws = inner, ws
+
+    def append(self, job_id: str, type: EventType, data: dict[str, Any], ts: float) -> Event:
+        event = self._inner.append(job_id, type, data, ts)
+        try:
+            fan_out(event, self._ws())
+        except StoreError as exc:  # connections table unavailable: subscribers resync
+            log.warning("fan-out of %s #%d failed: %s", event.type, event.seq, exc)
+        return event
+
+    def after(self, job_id: str, seq: int = 0, limit: int = 1000) -> list[Event]:
+        return self._inner.after(job_id, seq, limit)
+
+
+class ApiKeyChecker:
+    """WebSocket $connect: the caller's ``?api_key=`` must be an enabled key of the REST
+    usage plan; its key id becomes the connection's owner (as ``apiKeyId`` on REST)."""
+
+    def __init__(self, client: Any, usage_plan_id: str) -> None:
+        self._client, self._plan = client, usage_plan_id
+
+    def owner_of(self, api_key: str | None) -> str | None:
+        if not api_key or not self._plan:
+            return None
+        try:
+            pages = self._client.get_paginator("get_usage_plan_keys")
+            for page in pages.paginate(usagePlanId=self._plan):
+                for key in page.get("items", []):
+                    if key.get("value") == api_key:
+                        return self._enabled(str(key["id"]))
+        except self._client.exceptions.ClientError as exc:
+            raise StoreError(f"get_usage_plan_keys: {exc}") from exc
+        return None
+
+    def _enabled(self, key_id: str) -> str | None:
+        record = self._client.get_api_key(apiKey=key_id)
+        return key_id if record.get("enabled", False) else None
+
+
+@dataclass(frozen=True)
+class CrawlerPorts:
+    cache: Any
+    blobs: Any
+    clock: Any
+    guard: AddressGuard
+
+    @contextlib.asynccontextmanager
+    async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
+        """A fetcher for this batch's options and scope, behind the SSRF guard (the
+        httpx client belongs to one event loop: one per invocation)."""
+        async with HttpxFetcher(request.options, scope=request.scope, guard=self.guard) as f:
+            yield CrawlDeps(f, self.cache, self.blobs, self.clock)
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        async with self.deps_for(request) as deps:
+            return await crawl_batch(request, deps)
+
+
+@dataclass(frozen=True)
+class OrchestratorPorts:
+    orchestrate: OrchestratorDeps
+    finalize: FinalizeDeps
+    recover: RecoverDeps
+    job: JobDeps
+
+
+@dataclass(frozen=True)
+class WebSocketPorts:
+    ws: WsDeps
+    keys: ApiKeyChecker
+
+
+class AwsRuntime:
+    """Lazily built ports for every function; one per container."""
+
+    def __init__(
+        self,
+        environ: Mapping[str, str] | None = None,
+        session: Any | None = None,
+    ) -> None:
+        self._environ = environ
+        self._session = session
+
+    @cached_property
+    def settings(self) -> AwsSettings:
+        return AwsSettings.from_env(os.environ if self._environ is None else self._environ)
+
+    @cached_property
+    def session(self) -> Any:
+        return self._session if self._session is not None else boto3.Session()
+
+    @cached_property
+    def stores(self) -> AwsStores:
+        s = self.settings
+        return aws_stores(self.session, s.tables, s.bucket, retention_s=s.retention_days * 86400)
+
+    @cached_property
+    def guard(self) -> AddressGuard:
+        return AddressGuard(self.settings.allow_networks)
+
+    @cached_property
+    def ws(self) -> WsDeps:
+        st = self.stores
+        client = self.session.client(
+            "apigatewaymanagementapi", endpoint_url=self.settings.require("websocket_endpoint")
+        )
+        return WsDeps(st.jobs, st.events, st.connections, ApiGatewayPusher(client), st.clock)
+
+    @cached_property
+    def live_events(self) -> EventLog:
+        """The event log, fanning each new event out when a WebSocket API is configured."""
+        if not self.settings.websocket_endpoint:
+            return self.stores.events
+        return FanOutEventLog(self.stores.events, lambda: self.ws)
+
+    @cached_property
+    def api(self) -> ApiDeps:
+        st, s = self.stores, self.settings
+        starter = StepFunctionsStarter(
+            self.session.client("stepfunctions"), s.require("state_machine_arn")
+        )
+        return ApiDeps(
+            jobs=st.jobs,
+            frontier=st.frontier,
+            pages=st.pages,
+            events=st.events,
+            blobs=st.blobs,
+            clock=st.clock,
+            start_job=lambda job_id: starter.start(job_id, {"job_id": job_id}),
+            check_url=self.guard.check_url,
+            limits=s.limits,
+        )
+
+    @cached_property
+    def websocket(self) -> WebSocketPorts:
+        keys = ApiKeyChecker(self.session.client("apigateway"), self.settings.usage_plan_id)
+        return WebSocketPorts(self.ws, keys)
+
+    @cached_property
+    def orchestrator(self) -> OrchestratorPorts:
+        st, s = self.stores, self.settings
+        invoker = LambdaInvoker(
+            self.session.client("lambda"),
+            s.require("crawler_function"),
+            s.require("processor_function"),
+        )
+        events = self.live_events
+        return OrchestratorPorts(
+            orchestrate=OrchestratorDeps(st.jobs, st.frontier, events, st.pages, invoker, st.clock),
+            finalize=FinalizeDeps(st.jobs, st.frontier, st.pages, st.blobs, events, st.clock),
+            recover=RecoverDeps(st.frontier, st.pages, st.cache),
+            job=JobDeps(st.jobs, st.frontier, events, st.clock),
+        )
+
+    @cached_property
+    def crawler(self) -> CrawlerPorts:
+        st = self.stores
+        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard)
+
+    @cached_property
+    def processor(self) -> ProcessDeps:
+        st = self.stores
+        return ProcessDeps(st.blobs, st.pages, st.jobs, self.live_events, st.clock)
+
+
+def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
+    """When an orchestrator slice stops claiming: before its Lambda timeout (leaving room
+    for in-flight crawls), never past the job's deadline."""
+    end = now + max(remaining_ms / 1000.0 - SLICE_SAFETY_MARGIN_S, 0.0)
+    return end if deadline is None else min(end, deadline)
+
+
+# --- the orchestrator function's steps (state machine payload -> answer) ---------------
+OUTPUT_TYPES = {
+    ".md": "text/markdown; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".jsonl": "application/x-ndjson",
+}
+
+
+def run_step(
+    event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
+) -> dict[str, Any]:
+    """``{"step": "orchestrate"|"finalize"|"fail", "job_id", ...}`` -> ``{"job_id", "next"}``."""
+    step, job_id = event.get("step"), event.get("job_id")
+    if not isinstance(job_id, str) or not job_id:
+        raise ValueError("the state machine input has no job_id")
+    if step == "orchestrate":
+        return {"job_id": job_id, "next": _orchestrate(job_id, ports, remaining_ms)}
+    if step == "finalize":
+        return {"job_id": job_id, "next": _finalize(job_id, ports)}
+    if step == "fail":
+        fail(job_id, ports.job, describe_error(event.get("error")))
+        return {"job_id": job_id, "next": DONE}
+    raise ValueError(f"unknown step {step!r}")
+
+
+def _orchestrate(job_id: str, ports: OrchestratorPorts, remaining_ms: int) -> str:
+    deps = ports.orchestrate
+    reclaimed = reclaim_dead_leases(job_id, deps.frontier)
+    if reclaimed:
+        log.warning(
+            "job %s: %d leases of a slice that died went back to the queue", job_id, reclaimed
+        )
+    job = get_job(job_id, deps.jobs)
+    stop_at = slice_end(deps.clock.now(), remaining_ms, job.deadline)
+    return asyncio.run(orchestrate(job_id, deps, stop_at))
+
+
+def reclaim_dead_leases(job_id: str, frontier: Frontier, tuning: Tuning | None = None) -> int:
+    """A job has one execution, which runs one slice at a time, and a slice waits for its
+    own crawls before it returns: a lease still held when a slice starts belongs to one
+    that died. Its URLs go back to the queue now (counting the attempt), not in 5 min."""
+    if frontier.counts(job_id)[UrlState.LEASED] == 0:
+        return 0
+    return frontier.reclaim_expired(job_id, float("inf"), (tuning or Tuning()).max_attempts)
+
+
+def _finalize(job_id: str, ports: OrchestratorPorts) -> str:
+    deps = ports.finalize
+    answer = finalize(job_id, deps, lambda name: _open_output(deps.blobs, job_id, name))
+    if answer == WAIT:
+        reprocess_if_stuck(job_id, ports)
+    return answer
+
+
+def reprocess_if_stuck(job_id: str, ports: OrchestratorPorts) -> int:
+    """Hand fetched-but-unrecorded pages to the processor again once they have been owed
+    for ``REPROCESS_AFTER_S`` (processing is idempotent: a late original changes nothing)."""
+    job, now = get_job(job_id, ports.finalize.jobs), ports.finalize.clock.now()
+    if job.heartbeat is not None and now - job.heartbeat < REPROCESS_AFTER_S:
+        return 0
+    pages = recover_unrecorded(job_id, ports.recover)
+    for page in pages:
+        ports.orchestrate.invoker.process(page)
+    ports.finalize.jobs.update(job_id, heartbeat=now)
+    return len(pages)
+
+
+def _open_output(blobs: Any, job_id: str, name: str) -> AbstractContextManager[BinaryIO]:
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    content_type = OUTPUT_TYPES.get(suffix, "application/octet-stream")
+    return blobs.writer(job_key(job_id, name), content_type)  # type: ignore[no-any-return]
+
+
+def describe_error(error: Any) -> str:
+    """A person's sentence from a Step Functions Catch payload ``{"Error", "Cause"}``."""
+    if not isinstance(error, Mapping):
+        return "the job's workflow failed"
+    name, cause = str(error.get("Error") or "Error"), error.get("Cause")
+    if isinstance(cause, str):
+        with contextlib.suppress(ValueError):
+            detail = json.loads(cause)
+            if isinstance(detail, dict) and detail.get("errorMessage"):
+                cause = str(detail["errorMessage"])
+    return f"{name}: {cause}"[:1000] if cause else name
