@@ -16,6 +16,12 @@ the name of the fixture a suite asks for, parametrized over the registered adapt
 A ``Factory`` is a callable ``factory(tmp_path: Path) -> AbstractContextManager[adapter]``:
 it builds a fresh, empty adapter (using ``tmp_path`` for files if it needs any), yields
 it, and cleans up on exit. ``contextlib.contextmanager`` generators fit.
+
+Tests marked ``@pytest.mark.concurrent`` call one adapter from several threads at
+once. A module may list adapter names whose backend is not thread-safe (moto's
+in-memory backends check conditions and write without a lock) in
+``NOT_THREAD_SAFE: set[str]``: those tests are skipped for them, and the concurrency
+contract is held by the other adapters of the port (e.g. DynamoDB Local).
 """
 
 from __future__ import annotations
@@ -62,15 +68,27 @@ def factories_for(port: str) -> dict[str, Factory]:
     return found
 
 
+def not_thread_safe() -> set[str]:
+    modules = _factory_modules()
+    return {name for module in modules for name in getattr(module, "NOT_THREAD_SAFE", ())}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "concurrent: calls one adapter from several threads")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for port in PORTS:
         if port in metafunc.fixturenames:
             factories = factories_for(port)
-            metafunc.parametrize(port, list(factories.values()), ids=list(factories), indirect=True)
+            metafunc.parametrize(port, list(factories.items()), ids=list(factories), indirect=True)
 
 
 def _open(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    with request.param(tmp_path) as adapter:
+    name, factory = request.param
+    if request.node.get_closest_marker("concurrent") and name in not_thread_safe():
+        pytest.skip(f"{name} is not thread-safe; other adapters hold the concurrency contract")
+    with factory(tmp_path) as adapter:
         yield adapter
 
 

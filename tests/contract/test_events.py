@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from mdcrawl.models import EventType
 
 
@@ -32,6 +33,7 @@ def test_after_replays_what_was_appended_oldest_first(events):
     assert events.after("job-9") == []
 
 
+@pytest.mark.concurrent
 def test_concurrent_appenders_leave_no_gap_and_no_duplicate(events):
     def emit(n: int) -> int:
         return events.append("job-1", EventType.PAGE_DONE, {"n": n}, float(n)).seq

@@ -159,6 +159,7 @@ def test_a_reclaimed_lease_can_no_longer_be_finished_by_its_late_worker(frontier
     assert frontier.finish(JOB, item("a").url_hash, UrlState.DONE) is False
 
 
+@pytest.mark.concurrent
 def test_concurrent_claims_never_hand_out_an_item_twice(frontier):
     frontier.add(JOB, [item(f"p{n}") for n in range(40)])
     with ThreadPoolExecutor(8) as pool:
@@ -169,6 +170,7 @@ def test_concurrent_claims_never_hand_out_an_item_twice(frontier):
     assert len(claimed) == len(set(claimed)) == 40
 
 
+@pytest.mark.concurrent
 def test_concurrent_adds_store_each_url_once_with_distinct_orders(frontier):
     batches = [[item(f"p{n}") for n in range(start, start + 10)] for start in range(0, 50, 5)]
     with ThreadPoolExecutor(8) as pool:
@@ -177,3 +179,10 @@ def test_concurrent_adds_store_each_url_once_with_distinct_orders(frontier):
     assert sorted(hashes(added)) == sorted(hashes(stored))
     assert len(stored) == 55
     assert is_increasing([i.order for i in stored])
+
+
+def test_a_lease_is_still_held_at_the_instant_it_expires(frontier):
+    frontier.add(JOB, [item("a")])
+    frontier.claim(JOB, limit=1, lease_s=10.0, now=0.0)
+    assert frontier.reclaim_expired(JOB, now=10.0, max_attempts=3) == 0
+    assert frontier.reclaim_expired(JOB, now=10.5, max_attempts=3) == 1

@@ -53,6 +53,7 @@ def test_transition_of_an_unknown_job_is_refused(jobstore):
     assert jobstore.get("nope") is None
 
 
+@pytest.mark.concurrent
 def test_only_one_of_two_racing_transitions_wins(jobstore):
     jobstore.create(job())
     targets = [JobStatus.COMPLETED, JobStatus.CANCELLED] * 4
@@ -109,6 +110,7 @@ def test_add_counters_refuses_unknown_counters_and_unknown_jobs(jobstore):
         jobstore.add_counters("nope", crawled=1)
 
 
+@pytest.mark.concurrent
 def test_counters_lose_no_increment_under_concurrent_writers(jobstore):
     jobstore.create(job())
 

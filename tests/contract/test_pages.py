@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+import pytest
 from mdcrawl.models import PageStatus
 
 from .builders import page
@@ -50,6 +51,7 @@ def test_list_is_in_order_and_per_job(pages):
     assert pages.list("job-3") == []
 
 
+@pytest.mark.concurrent
 def test_concurrent_puts_of_one_page_let_exactly_one_win(pages):
     record = page("job-1", "guide", order=3)
     with ThreadPoolExecutor(8) as pool:

@@ -49,8 +49,14 @@ def cache_doc(entry: CacheEntry) -> str:
     return dumps({f.name: getattr(entry, f.name) for f in fields(CacheEntry)})
 
 
+def _known(doc: dict[str, Any], record: type) -> dict[str, Any]:
+    """Drop keys the record no longer has, so rows written by a later version still load."""
+    names = {f.name for f in fields(record)}
+    return {k: v for k, v in doc.items() if k in names}
+
+
 def cache_from_doc(text: str) -> CacheEntry:
-    doc = json.loads(text)
+    doc = _known(json.loads(text), CacheEntry)
     doc["links"] = tuple(doc.get("links") or ())
     return CacheEntry(**doc)
 
@@ -62,7 +68,7 @@ def page_doc(page: PageRecord) -> str:
 
 
 def page_from_doc(text: str) -> PageRecord:
-    doc = json.loads(text)
+    doc = _known(json.loads(text), PageRecord)
     doc["status"] = PageStatus(doc["status"])
     doc["nav"] = tuple(doc.get("nav") or ())
     return PageRecord(**doc)

@@ -85,7 +85,7 @@ class SqliteFrontier:
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT url_hash, attempts FROM frontier "
-                "WHERE job_id = ? AND state = ? AND lease_expires <= ?",
+                "WHERE job_id = ? AND state = ? AND lease_expires < ?",
                 (job_id, str(UrlState.LEASED), now),
             ).fetchall()
             for row in rows:
