@@ -15,7 +15,6 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .config import Settings
-from .nag import acknowledge
 
 PERIOD = cdk.Duration.minutes(5)
 
@@ -27,13 +26,9 @@ class Observability(Construct):
         state_machine: sfn.StateMachine, rest_api: apigw.RestApi,
     ) -> None:
         super().__init__(scope, id)
+        # Not KMS-encrypted: CloudWatch alarms cannot publish to a topic under the
+        # AWS-managed aws/sns key, and alarm names/states are not user data.
         self.topic = sns.Topic(self, "Alarms", display_name="mdcrawl alarms", enforce_ssl=True)
-        acknowledge(
-            self.topic, "AwsSolutions-SNS2",
-            "CloudWatch alarms cannot publish to a topic encrypted with the AWS-managed "
-            "aws/sns key, and the messages are alarm names and states, not user data; a "
-            "customer key would cost a fixed monthly fee to protect nothing sensitive.",
-        )
         if settings.alarm_email:
             self.topic.add_subscription(subs.EmailSubscription(settings.alarm_email))
         self.alarms: dict[str, cw.Alarm] = {}

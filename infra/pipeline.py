@@ -23,6 +23,7 @@ from mdcrawl.names import (
     Table,
 )
 
+from .asl import FUNCTION_TAG
 from .access import READ, WRITE, bucket_access, table_access
 from .bundling import code_layer_code, dependency_layer_code
 from .config import Settings
@@ -36,7 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # cheaper per GB-second and every dependency ships aarch64 manylinux wheels.
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
-FUNCTION_TAG = "mdcrawl:function"  # tags each function with its name (see infra/asl.py)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from mdcrawl.adapters.aws.schema import SCHEMAS, TTL_ATTRIBUTE, Key, TableSpec
 from mdcrawl.names import BlobPrefix, Table
 
 from .config import Settings
-from .nag import acknowledge
 
 _TYPES = {"S": ddb.AttributeType.STRING, "N": ddb.AttributeType.NUMBER}
 
@@ -54,14 +53,6 @@ class Storage(Construct):
             ],
             removal_policy=removal,
         )
-        if not spec.point_in_time_recovery:
-            acknowledge(
-                table, "AwsSolutions-DDB3",
-                f"The {spec.table.value} table holds derived or short-lived data that expires "
-                "through TTL (queue state, cache index, events, connections, page records "
-                "re-created by a re-crawl); only the jobs table, the record of what users asked "
-                "for, needs point-in-time recovery and has it.",
-            )
         return table
 
     def _log_bucket(self, removal: cdk.RemovalPolicy) -> s3.Bucket:
@@ -75,11 +66,6 @@ class Storage(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=cdk.Duration.days(90))],
             removal_policy=removal,
-        )
-        acknowledge(
-            bucket, "AwsSolutions-S1",
-            "This is the server-access-log bucket itself: logging it into itself would loop, "
-            "and a second log bucket would only move the finding.",
         )
         return bucket
 

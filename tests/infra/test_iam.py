@@ -1,0 +1,145 @@
+"""Least privilege: each function's role lists exactly its own resources and actions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from mdcrawl.names import (
+    CONNECTIONS_JOB_INDEX,
+    FRONTIER_PENDING_INDEX,
+    JOBS_OWNER_INDEX,
+    BlobPrefix,
+    Table,
+)
+
+from .conftest import Synth, label, render
+
+BUCKET = "<StorageData.Arn>"
+JOBS, BODIES, MARKDOWN = (f"{BUCKET}/{p.value}*" for p in
+                          (BlobPrefix.JOBS, BlobPrefix.CACHE_BODIES, BlobPrefix.CACHE_MARKDOWN))
+WS = "arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocketApi>/prod/POST/@connections/*"
+
+
+def table(t: Table, index: str | None = None) -> str:
+    arn = f"<Storage{t.value.capitalize()}.Arn>"
+    return f"{arn}/index/{index}" if index else arn
+
+
+def ddb(*actions: str) -> set[str]:
+    return {f"dynamodb:{a}" for a in actions}
+
+
+PUT = {"s3:PutObject", "s3:AbortMultipartUpload"}
+CONNECTIONS_PUSH = {table(Table.CONNECTIONS): ddb("Query", "BatchWriteItem"),
+                    table(Table.CONNECTIONS, CONNECTIONS_JOB_INDEX): ddb("Query"),
+                    WS: {"execute-api:ManageConnections"}}
+
+EXPECTED: dict[str, dict[str, set[str]]] = {
+    "Api": {
+        table(Table.JOBS): ddb("GetItem", "Query", "PutItem", "UpdateItem"),
+        table(Table.JOBS, JOBS_OWNER_INDEX): ddb("Query"),
+        table(Table.FRONTIER): ddb("PutItem", "BatchWriteItem"),
+        table(Table.EVENTS): ddb("GetItem", "Query"),
+        table(Table.PAGES): ddb("GetItem", "Query"),
+        JOBS: {"s3:GetObject"},
+        BUCKET: {"s3:ListBucket"},
+        "<PipelineJobsMachine>": {"states:StartExecution"},
+    },
+    "Websocket": {
+        table(Table.CONNECTIONS): ddb("GetItem", "Query", "PutItem", "BatchWriteItem"),
+        table(Table.EVENTS): ddb("Query"),
+        table(Table.JOBS): ddb("GetItem"),
+        WS: {"execute-api:ManageConnections"},
+        "arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/<RestApiUsagePlan>/keys":
+            {"apigateway:GET"},
+        "arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*": {"apigateway:GET"},
+    },
+    "Orchestrator": {
+        table(Table.JOBS): ddb("GetItem", "Query", "PutItem", "UpdateItem"),
+        table(Table.FRONTIER): ddb("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
+        table(Table.FRONTIER, FRONTIER_PENDING_INDEX): ddb("Query"),
+        table(Table.EVENTS): ddb("Query", "PutItem"),
+        table(Table.PAGES): ddb("GetItem", "Query"),
+        **CONNECTIONS_PUSH,
+        JOBS: {"s3:GetObject", *PUT},
+        BUCKET: {"s3:ListBucket"},
+        "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
+        "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
+    },
+    "Crawler": {
+        table(Table.CACHE): ddb("GetItem", "PutItem", "UpdateItem"),
+        BODIES: {"s3:GetObject", *PUT},
+        BUCKET: {"s3:ListBucket"},
+    },
+    "Processor": {
+        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem"),
+        table(Table.JOBS): ddb("GetItem", "UpdateItem"),
+        table(Table.EVENTS): ddb("Query", "PutItem"),
+        **CONNECTIONS_PUSH,
+        BODIES: {"s3:GetObject"},
+        MARKDOWN: {"s3:GetObject", *PUT},
+        JOBS: PUT,
+        BUCKET: {"s3:ListBucket"},
+        "<PipelineProcessorDlq.Arn>": {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+    },
+}
+LIST_PREFIXES = {
+    "Api": {"jobs/*"}, "Websocket": None, "Orchestrator": {"jobs/*"},
+    "Crawler": {"cache/bodies/*"}, "Processor": {"cache/bodies/*", "cache/markdown/*"},
+}
+
+
+def statements_of(synth: Synth, role_label: str) -> list[dict[str, Any]]:
+    out = []
+    for policy in synth.of_type("AWS::IAM::Policy").values():
+        roles = {label(r["Ref"]) for r in policy["Properties"]["Roles"]}
+        if role_label in roles:
+            out.extend(policy["Properties"]["PolicyDocument"]["Statement"])
+    return out
+
+
+def grants(statements: list[dict[str, Any]]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = defaultdict(set)
+    for st in statements:
+        assert st["Effect"] == "Allow"
+        actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+        resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+        for resource in resources:
+            found[render(resource)].update(actions)
+    return dict(found)
+
+
+def test_each_function_role_grants_exactly_its_own_resources_and_actions(synth: Synth) -> None:
+    for fn, expected in EXPECTED.items():
+        found = grants(statements_of(synth, f"Pipeline{fn}Role"))
+        # Every function: its own log group, and X-Ray (no resource-level permissions).
+        assert found.pop(f"<Pipeline{fn}Logs.Arn>") == {"logs:CreateLogStream", "logs:PutLogEvents"}
+        assert found.pop("*") == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, fn
+        assert found == expected, fn
+
+
+def test_list_bucket_is_limited_to_the_readable_prefixes(synth: Synth) -> None:
+    for fn, prefixes in LIST_PREFIXES.items():
+        lists = [s for s in statements_of(synth, f"Pipeline{fn}Role") if s["Action"] == "s3:ListBucket"]
+        if prefixes is None:
+            assert lists == []
+            continue
+        (st,) = lists
+        assert set(st["Condition"]["StringLike"]["s3:prefix"]) == prefixes, fn
+
+
+def test_roles_use_no_managed_policies_and_no_admin_wildcards(synth: Synth) -> None:
+    for logical_id, role in synth.of_type("AWS::IAM::Role").items():
+        if label(logical_id).startswith("Pipeline") and "Machine" not in logical_id:
+            assert "ManagedPolicyArns" not in role["Properties"], logical_id
+    for policy in synth.of_type("AWS::IAM::Policy").values():
+        for st in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+            assert not any(a == "*" or a.endswith(":*") for a in actions), st
+
+
+def test_state_machine_role_invokes_only_the_orchestrator(synth: Synth) -> None:
+    found = grants(statements_of(synth, "PipelineJobsMachineRole"))
+    invokes = {r for r, actions in found.items() if "lambda:InvokeFunction" in actions}
+    assert invokes == {"<PipelineOrchestrator.Arn>", "<PipelineOrchestrator.Arn>:*"}
