@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from mdcrawl.adapters.aws.frontier import ORDER_COUNTER_SK
 from mdcrawl.adapters.aws.stores import AwsStores, aws_stores
-from mdcrawl.errors import StoreError
+from mdcrawl.errors import Conflict, StoreError
 from mdcrawl.models import (
     CacheEntry,
     CrawlOptions,
@@ -158,3 +158,13 @@ def test_stores_from_ready_clients_share_the_data_of_stores_from_a_session(aws, 
     assert from_clients.blobs.get("k") == b"v"
     assert from_clients.connections.owner("c1") == "alice"
     assert from_clients.clock.now() > 1_600_000_000  # the system clock by default
+
+
+def test_a_job_without_creation_time_expires_from_now_not_from_1970(aws, stores):
+    stores.jobs.create(Job(JOB, "https://docs.example.com/", CrawlOptions()))  # created_at 0
+    assert raw(aws, Table.JOBS, job_id=JOB)[TTL_ATTRIBUTE]["N"] == str(int(5000 + DAY))
+
+
+def test_releasing_an_item_the_frontier_never_had_is_a_conflict(stores):
+    with pytest.raises(Conflict):
+        stores.frontier.release(JOB, "hnope", max_attempts=3, reason="x")

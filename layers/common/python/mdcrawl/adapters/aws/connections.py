@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...names import CONNECTIONS_JOB_INDEX, TTL_ATTRIBUTE
-from ...ports import iter_chunks
+from ...ports import Clock, iter_chunks
 from .calls import call
 from .dynamo import Expr, expires_at, query_all, to_item
 
@@ -21,7 +21,7 @@ _BATCH_WRITE = 25  # BatchWriteItem's limit
 
 class DynamoDbConnectionStore:
     def __init__(
-        self, client: Any, table: str, clock: Any, retention_s: float = DEFAULT_RETENTION_S
+        self, client: Any, table: str, clock: Clock, retention_s: float = DEFAULT_RETENTION_S
     ) -> None:
         self._client = client
         self._table = table

@@ -42,21 +42,25 @@ class DynamoDbEventLog:
         raise StoreError(f"events of {job_id}: no free seq after {MAX_ATTEMPTS} attempts")
 
     def after(self, job_id: str, seq: int = 0, limit: int = 1000) -> list[Event]:
-        if limit <= 0:
-            return []
         expr = Expr()
-        found = call(
-            self._client.query,
+        request = dict(
             TableName=self._table,
             KeyConditionExpression=(
                 f"{expr.name('job_id')} = {expr.value(job_id)} "
                 f"AND {expr.name('seq')} > {expr.value(seq)}"
             ),
             ConsistentRead=True,
-            Limit=limit,
             **expr.kwargs(),
         )
-        return [_event(from_item(item)) for item in found.get("Items", [])]
+        events: list[Event] = []
+        # A page stops at 1 MB, maybe before ``limit`` events: follow it until full.
+        while len(events) < limit:
+            page = call(self._client.query, **request, Limit=limit - len(events))
+            events.extend(_event(from_item(item)) for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return events
 
     def _put_new(self, event: Event) -> bool:
         attrs = event.to_dict()

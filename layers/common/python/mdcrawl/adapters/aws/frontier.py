@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...errors import Conflict
 from ...models import FrontierItem, UrlState
 from ...names import FRONTIER_PENDING_INDEX, TTL_ATTRIBUTE
-from ...ports import iter_chunks
+from ...ports import Clock, iter_chunks
 from .calls import call, call_if
 from .dynamo import Expr, expires_at, from_item, query_all, to_item
 from .records import frontier_from_attrs, frontier_to_attrs
@@ -29,7 +30,9 @@ _BATCH_GET = 100  # BatchGetItem's limit
 
 
 class DynamoDbFrontier:
-    def __init__(self, client: Any, table: str, clock: Any, retention_s: float | None = None):
+    def __init__(
+        self, client: Any, table: str, clock: Clock, retention_s: float | None = None
+    ) -> None:
         self._client = client
         self._table = table
         self._clock = clock  # stamps the TTL of new items
@@ -250,7 +253,7 @@ class DynamoDbFrontier:
             ConsistentRead=True,
         )
         if "Item" not in found:
-            raise KeyError(f"{job_id}: no frontier item {url_hash}")
+            raise Conflict(f"{url_hash} is not in the frontier of job {job_id}")
         return UrlState(found["Item"]["state"]["S"])
 
     def _all(self, job_id: str) -> list[dict[str, Any]]:

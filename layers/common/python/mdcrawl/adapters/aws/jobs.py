@@ -8,6 +8,7 @@ from typing import Any
 from ...errors import JobNotFound
 from ...models import Counters, Job, JobStatus
 from ...names import JOBS_OWNER_INDEX, TTL_ATTRIBUTE
+from ...ports import Clock
 from .calls import call, call_if
 from .dynamo import Expr, expires_at, from_item, to_item
 from .records import (
@@ -21,14 +22,20 @@ from .records import (
 
 
 class DynamoDbJobStore:
-    def __init__(self, client: Any, table: str, retention_s: float | None = None) -> None:
+    def __init__(
+        self, client: Any, table: str, clock: Clock, retention_s: float | None = None
+    ) -> None:
         self._client = client
         self._table = table
+        self._clock = clock
         self._retention_s = retention_s  # jobs expire (TTL) this long after creation
 
     def create(self, job: Job) -> bool:
         attrs = job_to_attrs(job)
-        attrs[TTL_ATTRIBUTE] = expires_at(job.created_at, self._retention_s)
+        # A job built without created_at (0.0) must not get a TTL in 1970: DynamoDB would
+        # delete it within hours. The clock stands in for the missing creation time.
+        created = job.created_at or self._clock.now()
+        attrs[TTL_ATTRIBUTE] = expires_at(created, self._retention_s)
         done = call_if(
             self._client.put_item,
             TableName=self._table,

@@ -7,13 +7,16 @@ from typing import Any
 
 from ...models import PageRecord
 from ...names import TTL_ATTRIBUTE
+from ...ports import Clock
 from .calls import call, call_if
 from .dynamo import Expr, expires_at, from_item, query_all, to_item
 from .records import page_from_attrs, page_to_attrs
 
 
 class DynamoDbPageStore:
-    def __init__(self, client: Any, table: str, clock: Any, retention_s: float | None = None):
+    def __init__(
+        self, client: Any, table: str, clock: Clock, retention_s: float | None = None
+    ) -> None:
         self._client = client
         self._table = table
         self._clock = clock  # stamps the TTL

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...names import Table
+from ...ports import Clock
 from .blobs import S3BlobStore
 from .cache import DynamoDbContentCache
 from .connections import DynamoDbConnectionStore
@@ -38,7 +39,7 @@ class AwsStores:
     events: DynamoDbEventLog
     connections: DynamoDbConnectionStore
     blobs: S3BlobStore
-    clock: Any
+    clock: Clock
 
 
 def aws_stores(
@@ -46,7 +47,7 @@ def aws_stores(
     table_names: Mapping[Table, str],
     bucket: str,
     *,
-    clock: Any | None = None,
+    clock: Clock | None = None,
     retention_s: float | None = DEFAULT_RETENTION_S,
 ) -> AwsStores:
     """Every storage adapter over the given tables and bucket. ``retention_s`` sets the
@@ -56,7 +57,7 @@ def aws_stores(
     clock = clock if clock is not None else SystemClock()
     names = dict(table_names)
     return AwsStores(
-        jobs=DynamoDbJobStore(dynamodb, names[Table.JOBS], retention_s),
+        jobs=DynamoDbJobStore(dynamodb, names[Table.JOBS], clock, retention_s),
         frontier=DynamoDbFrontier(dynamodb, names[Table.FRONTIER], clock, retention_s),
         cache=DynamoDbContentCache(dynamodb, names[Table.CACHE]),
         pages=DynamoDbPageStore(dynamodb, names[Table.PAGES], clock, retention_s),
