@@ -40,18 +40,23 @@ IGNORED = (
     "a.srclink", "a.src", ".linenos", "pre.line-numbers", "pre.src-line-numbers",
     ".example-line-numbers", "summary.hideme", ".copybtn", "#copy-path", ".out-of-band",
     ".rightside", "nav.contents", ".contents.local", "a.md-content__button", ".tooltip",
+    ".viewcode-link", ".viewcode-back",
 )
 # Outside the region: where navigation and footer text lives.
 CHROME = ("nav", "footer", "header", ".sphinxsidebar", "[role=navigation]", ".related",
           ".footer", "aside.md-sidebar", ".bs-sidebar")
+_BLOCKS = ("p", "div", "li", "ul", "ol", "dl", "dt", "dd", "tr", "td", "th", "table",
+           "section", "pre", "br", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
+           "details", "summary", "article", "aside", "main", "header", "footer")
 _NAV_LINE_MIN = 12  # shorter lines ("Next", "Home") are too common to call a leak
 _NO_LANG = {"", "none", "text", "default", "nohighlight", "plaintext"}
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang|highlight)-([\w+#.-]+)")
 _TOKEN = re.compile(r"[^\W_]+")
 _FENCE_OPEN = re.compile(r"^((?:> ?|\s)*)(`{3,})([^`\s]*)\s*$")
-_MD_LINK = re.compile(r"\]\(([^)\s]*)[^)]*\)")
+_MD_LINK = re.compile(r"\]\(<?([^)\s>]*)[^)]*\)")
 _MD_HEADING = re.compile(r"^(?:>\s?)*\s*#{1,6}\s+(.*)$", re.MULTILINE)
-_URL_IN_MD = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
+# Link targets are not text; an autolink's URL is (it is what the reader sees).
+_URL_IN_MD = re.compile(r"\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -105,16 +110,25 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
     for element in [e for css in IGNORED for e in select(region, css)]:
         if element.getparent() is not None:
             element.drop_tree()
+    fences, prose = parse_fences(markdown)
+    verbatim, lang, n_code, n_lang = _code_shares(region, fences)  # before spacing
+    _space_blocks(region)
     md_tokens = _tokens(_URL_IN_MD.sub("]", markdown))
-    fences = parse_fences(markdown)
     word_share, n_words = _word_share(region, md_tokens)
-    verbatim, lang, n_code, n_lang = _code_shares(region, fences)
-    headings, n_headings = _heading_share(region, markdown)
+    headings, n_headings = _heading_share(region, prose)
     cells, n_cells = _cell_share(region, md_tokens)
-    leak, n_lines = _nav_leak(markdown, chrome_lines)
-    links, n_links = _link_share(markdown)
+    leak, n_lines = _nav_leak(prose, chrome_lines)
+    links, n_links = _link_share(prose)
     return PageScores(word_share, verbatim, lang, headings, cells, leak, links,
                       n_words, n_code, n_lang, n_headings, n_cells, n_lines, n_links)
+
+
+def _space_blocks(region: HtmlElement) -> None:
+    """Minified HTML runs adjacent blocks together ("<li>a</li><li>b</li>" reads "ab");
+    a browser shows them apart, so text is measured with a space at block edges."""
+    for element in region.iter(*_BLOCKS):
+        element.text = " " + (element.text or "")
+        element.tail = " " + (element.tail or "")
 
 
 def _content_region(root: HtmlElement) -> HtmlElement:
@@ -137,12 +151,14 @@ def _word_share(region: HtmlElement, md_tokens: list[str]) -> tuple[float, int]:
     return (kept / total if total else 1.0), total
 
 
-def parse_fences(markdown: str) -> list[tuple[str, str]]:
-    """(info string, body) of each fenced block, blockquote/list prefixes removed."""
-    blocks, lines, i = [], markdown.split("\n"), 0
+def parse_fences(markdown: str) -> tuple[list[tuple[str, str]], str]:
+    """(info string, body) of each fenced block, blockquote/list prefixes removed; and
+    the markdown outside the fences (where links and headings are looked for)."""
+    blocks, prose, lines, i = [], [], markdown.split("\n"), 0
     while i < len(lines):
         match = _FENCE_OPEN.match(lines[i])
         if not match:
+            prose.append(lines[i])
             i += 1
             continue
         prefix, ticks, info = match.groups()
@@ -152,7 +168,7 @@ def parse_fences(markdown: str) -> list[tuple[str, str]]:
             i += 1
         blocks.append((info, _normal_code("\n".join(body))))
         i += 1
-    return blocks
+    return blocks, "\n".join(prose)
 
 
 def _normal_code(code: str) -> str:

@@ -26,7 +26,7 @@ LABEL_ATTR = "data-mdcrawl-label"
 
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush)-(.+)$")
 # Sphinx writes "highlight-default" for its default lexer, which is Python's.
-_LANG_ALIASES = {"default": "python", "python3": "python", "py": "python", "ipython3": "ipython"}
+_LANG_ALIASES = {"default": "python"}
 _NO_LANG = {"none", "nohighlight", "plain", "plaintext", "no-highlight"}
 # Classes that name a language on their own (rustdoc marks Rust code with class="rust").
 _BARE_LANG_CLASSES = {"rust"}
@@ -41,6 +41,7 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_WS = re.compile(r"[ \t]+$", re.MULTILINE)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
 _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+_STARTS_BLOCK = re.compile(r"^(?:#{1,6} |[-*+] |\d+[.)] |\x02|\||>|`{3})")
 _BLOCK_TAGS = {"ul", "ol", "pre", "table", "dl", "blockquote", "h1", "h2", "h3", "h4",
                "h5", "h6"}
 _HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
@@ -193,7 +194,11 @@ class DocsConverter(MarkdownConverter):
     def convert_blockquote(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         label = el.get(LABEL_ATTR)
         if label and "_inline" not in parent_tags:
-            text = f"**{label}:** {text.strip()}"
+            text = text.strip()
+            # The label joins a leading paragraph; before a heading, list or code it
+            # stands on its own line so that block keeps its markdown meaning.
+            joiner = "\n\n" if _STARTS_BLOCK.match(text) else " "
+            text = f"**{label}:**{joiner}{text}".strip()
         return super().convert_blockquote(el, text, parent_tags)
 
     def convert_dt(self, el: Tag, text: str, parent_tags: set[str]) -> str:

@@ -43,7 +43,7 @@ COMMON_DROP: tuple[str, ...] = (
 # Sphinx's own markup, shared by all its themes.
 _SPHINX_DROP = (
     "td.linenos", "span.linenos", ".contents.local", ".toc-backref-marker",
-    ".viewcode-link", "a.reference.internal > .viewcode-link",
+    ".viewcode-link", ".viewcode-back",
 )
 _SPHINX_MARKERS = (
     "script#documentation_options", "script[src$='documentation_options.js']",

@@ -55,7 +55,10 @@ class Database:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (disk full, I/O error): a second
+                # ROLLBACK would fail and hide the error that matters.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
