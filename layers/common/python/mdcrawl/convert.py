@@ -30,6 +30,9 @@ def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> Co
     description = page_description(root, region)
     rendered = render_markdown(region)
     markdown = with_heading(rendered.text, title)
+    if extraction.redirect:
+        # Redirect stubs all read "Redirecting..."; their target is what tells them apart.
+        markdown += f"\n\nRedirects to <{extraction.redirect}>."
     words = rendered.prose_words + (0 if markdown is rendered.text else len(title.split()))
     return ConvertedPage(
         title=title,

@@ -24,6 +24,7 @@ from .selectors import GeneratorRule
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _NAV_SCHEMES = ("http://", "https://")
+_REFRESH_URL = re.compile(r"url\s*=\s*(\S+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Extraction:
     quality: float
     nav: tuple[str, ...]
     base_url: str
+    redirect: str | None = None  # a meta-refresh stub's target
 
 
 @lru_cache(maxsize=512)
@@ -69,6 +71,15 @@ def page_base_url(root: HtmlElement, url: str) -> str:
     for href in root.xpath("//head/base/@href | //base/@href")[:1]:
         return urljoin(url, href.strip())
     return url
+
+
+def redirect_target(root: HtmlElement, base: str) -> str | None:
+    """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one."""
+    for content in root.xpath("//meta[translate(@http-equiv,'REFSH','refsh')='refresh']/@content"):
+        match = _REFRESH_URL.search(content)
+        if match:
+            return urljoin(base, match.group(1).strip("'\" "))
+    return None
 
 
 def detect_generator(root: HtmlElement) -> GeneratorRule | None:
@@ -186,4 +197,4 @@ def extract_page(root: HtmlElement, html: str, url: str) -> Extraction:
     region, extractor, quality = find_region(root, html, rule)
     prune(region, rule if extractor == (rule.name if rule else None) else None)
     absolutize(region, base)
-    return Extraction(region, extractor, quality, nav, base)
+    return Extraction(region, extractor, quality, nav, base, redirect_target(root, base))

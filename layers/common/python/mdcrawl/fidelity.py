@@ -31,7 +31,7 @@ from .extract import decode_html, parse_html, select
 # The content region as each generator marks it, most specific first.
 CONTENT_REGIONS = (
     "div.body[role=main]", "div[itemprop=articleBody]", "article[role=main]",
-    "article.md-content__inner", ".theme-doc-markdown", "section#main-content",
+    "article.md-content__inner", ".theme-doc-markdown", "#main-content",
     "div[role=main]", "main", "article", "body",
 )
 # Inside the region, what the brief names as chrome (plus markup that is not text).

@@ -103,7 +103,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="mkdocs",
         markers=("div.bs-sidebar", "#mkdocs_search_modal", "#mkdocs-search-query"),
         generator="mkdocs",
-        content=("div[role=main]", "main"),
+        content=("div[role=main]", "main", "#main-content"),
         drop=(".bs-sidebar",),
         nav=(".navbar-nav a.dropdown-item", ".navbar-nav > li > a.nav-link:not(.dropdown-toggle)"),
     ),
@@ -203,7 +203,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
 )
 
 # No generator recognised: the page's own structure says where the content is.
-STRUCTURAL: tuple[str, ...] = ("main", "[role=main]", "article", "#content")
+STRUCTURAL: tuple[str, ...] = ("main", "[role=main]", "article", "#main-content", "#content")
 
 # Site navigation when the generator gave none (or none matched).
 GENERIC_NAV: tuple[str, ...] = ("nav a", "[role=navigation] a", "aside a")
