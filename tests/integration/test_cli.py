@@ -7,8 +7,8 @@ from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-
 from mdcrawl.cli import main
+
 from tests.support.demo import crawl, read_manifest, write_site
 from tests.support.server import serve_directory
 

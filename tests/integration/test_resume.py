@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mdcrawl.adapters.local import open_local_stores
 from mdcrawl.models import UrlState
+
 from tests.support.demo import crawl, read_manifest
 from tests.support.server import RunningServer, serve_directory
 from tests.support.sites import require_site
