@@ -1,0 +1,127 @@
+"""The crawl step over real local stores and a scripted fetcher."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mdcrawl import errors
+from mdcrawl.adapters.local import LocalStores, open_local_stores
+from mdcrawl.models import CrawlOptions, FetchResult, FrontierItem, UrlState
+from mdcrawl.pipeline.crawl import CrawlDeps, crawl_batch
+from mdcrawl.ports import CrawlRequest
+from mdcrawl.urls import scope_for, url_hash
+
+BASE = "http://docs.test/"
+PAGE = b"<html><body><a href='/b.html'>b</a><a href='https://else.test/'>x</a></body></html>"
+
+
+class ScriptedFetcher:
+    """Answers from a script: url -> FetchResult or exception; records every call."""
+
+    def __init__(self, script: dict[str, FetchResult | Exception], disallow: set[str] = set()):
+        self.script, self.disallow = script, disallow
+        self.calls: list[tuple[str, str | None]] = []
+
+    async def fetch(self, url: str, etag: str | None = None, last_modified: str | None = None):
+        self.calls.append((url, etag))
+        answer = self.script[url]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    async def allowed(self, url: str) -> bool:
+        return url not in self.disallow
+
+    async def sitemap_urls(self, start_url: str) -> list[str]:
+        return [BASE + "from-sitemap.html"]
+
+
+class Clock:
+    def __init__(self, now: float = 1000.0) -> None:
+        self.t = now
+
+    def now(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def stores(tmp_path: Path):
+    with open_local_stores(tmp_path) as opened:
+        yield opened
+
+
+def ok(url: str, body: bytes = PAGE, **headers: str) -> FetchResult:
+    return FetchResult(url, url, 200, {"content-type": "text/html", **headers}, body)
+
+
+def request(*urls: str, options: CrawlOptions = CrawlOptions(), depth: int = 1) -> CrawlRequest:
+    items = tuple(FrontierItem(u, url_hash(u), depth=depth, order=i) for i, u in enumerate(urls))
+    return CrawlRequest("job", scope_for(BASE), options, items)
+
+
+def deps(stores: LocalStores, fetcher: ScriptedFetcher, clock: Clock) -> CrawlDeps:
+    return CrawlDeps(fetcher, stores.cache, stores.blobs, clock)
+
+
+async def test_each_failure_has_its_state_and_the_batch_goes_on(stores: LocalStores) -> None:
+    fetcher = ScriptedFetcher(
+        {
+            BASE + "a.html": ok(BASE + "a.html"),
+            BASE + "pdf": errors.NotHtml("pdf"),
+            BASE + "gone": errors.HttpStatusError("404", 404),
+            BASE + "busy": errors.HttpStatusError("503", 503),
+            BASE + "down": errors.FetchError("refused"),
+        },
+        disallow={BASE + "private"},
+    )
+    urls = [BASE + p for p in ("a.html", "pdf", "gone", "busy", "down", "private")]
+    response = await crawl_batch(request(*urls), deps(stores, fetcher, Clock()))
+    got = {o.url_hash: (o.state, o.reason) for o in response.outcomes}
+    assert [got[url_hash(u)] for u in urls] == [
+        (UrlState.DONE, None),
+        (UrlState.SKIPPED, "not_html"),
+        (UrlState.FAILED, "http_404"),
+        (UrlState.PENDING, "http_503"),
+        (UrlState.PENDING, "fetch_error"),
+        (UrlState.SKIPPED, "robots_disallowed"),
+    ]
+    assert BASE + "private" not in [url for url, _ in fetcher.calls]
+    done = response.outcomes[0]
+    assert done.links == (BASE + "b.html", "https://else.test/")
+    assert stores.blobs.get(done.page.body_key) == PAGE
+
+
+async def test_fresh_cache_skips_the_network_and_stale_revalidates(stores: LocalStores) -> None:
+    url, clock = BASE + "a.html", Clock()
+    fetcher = ScriptedFetcher({url: ok(url, etag='"v1"', **{"cache-control": "max-age=60"})})
+    await crawl_batch(request(url), deps(stores, fetcher, clock))
+    clock.t += 30
+    cached = await crawl_batch(request(url), deps(stores, fetcher, clock))
+    assert len(fetcher.calls) == 1 and cached.outcomes[0].page.from_cache
+    clock.t += 60  # past max-age: a conditional GET, answered 304
+    fetcher.script[url] = FetchResult(
+        url, url, 304, {"etag": '"v1"', "cache-control": "max-age=60"}
+    )
+    revalidated = await crawl_batch(request(url), deps(stores, fetcher, clock))
+    assert fetcher.calls[-1] == (url, '"v1"')
+    outcome = revalidated.outcomes[0]
+    assert outcome.state is UrlState.DONE and outcome.page.from_cache
+    assert outcome.links == (BASE + "b.html", "https://else.test/")
+    assert stores.cache.get(url_hash(url)).fresh_until == clock.t + 60
+
+
+async def test_max_age_option_caps_freshness(stores: LocalStores) -> None:
+    url, clock = BASE + "a.html", Clock()
+    fetcher = ScriptedFetcher({url: ok(url, etag='"v1"')})
+    await crawl_batch(request(url), deps(stores, fetcher, clock))
+    clock.t += 1
+    await crawl_batch(request(url, options=CrawlOptions(max_age_s=0)), deps(stores, fetcher, clock))
+    assert fetcher.calls == [(url, None), (url, '"v1"')]
+
+
+async def test_start_url_brings_sitemap_urls(stores: LocalStores) -> None:
+    fetcher = ScriptedFetcher({BASE: ok(BASE)})
+    response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))
+    assert response.outcomes[0].sitemap == (BASE + "from-sitemap.html",)
