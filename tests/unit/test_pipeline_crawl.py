@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from mdcrawl import errors
 from mdcrawl.adapters.local import LocalStores, open_local_stores
 from mdcrawl.models import CrawlOptions, FetchResult, FrontierItem, UrlState
@@ -14,13 +13,16 @@ from mdcrawl.ports import CrawlRequest
 from mdcrawl.urls import scope_for, url_hash
 
 BASE = "http://docs.test/"
+DEFAULTS = CrawlOptions()
 PAGE = b"<html><body><a href='/b.html'>b</a><a href='https://else.test/'>x</a></body></html>"
 
 
 class ScriptedFetcher:
     """Answers from a script: url -> FetchResult or exception; records every call."""
 
-    def __init__(self, script: dict[str, FetchResult | Exception], disallow: set[str] = set()):
+    def __init__(
+        self, script: dict[str, FetchResult | Exception], disallow: frozenset[str] = frozenset()
+    ):
         self.script, self.disallow = script, disallow
         self.calls: list[tuple[str, str | None]] = []
 
@@ -56,7 +58,7 @@ def ok(url: str, body: bytes = PAGE, **headers: str) -> FetchResult:
     return FetchResult(url, url, 200, {"content-type": "text/html", **headers}, body)
 
 
-def request(*urls: str, options: CrawlOptions = CrawlOptions(), depth: int = 1) -> CrawlRequest:
+def request(*urls: str, options: CrawlOptions = DEFAULTS, depth: int = 1) -> CrawlRequest:
     items = tuple(FrontierItem(u, url_hash(u), depth=depth, order=i) for i, u in enumerate(urls))
     return CrawlRequest("job", scope_for(BASE), options, items)
 

@@ -1,0 +1,143 @@
+"""The orchestrator over real local stores and a scripted in-process invoker."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from mdcrawl.adapters.local import LocalStores, open_local_stores
+from mdcrawl.models import CrawledPage, CrawlOptions, JobStatus, PageStatus, UrlState
+from mdcrawl.pipeline.jobs import JobDeps, cancel_job, create_job
+from mdcrawl.pipeline.orchestrate import OrchestratorDeps, Tuning, orchestrate
+from mdcrawl.ports import CrawlOutcome, CrawlRequest, CrawlResponse
+
+BASE = "http://docs.test/"
+DEFAULTS = CrawlOptions()
+FAST = Tuning(tick_s=0.01)
+
+
+class ScriptedInvoker:
+    """Each URL's outcomes in turn: 'ok', 'retry', 'raise' (the call fails), 'skip'."""
+
+    def __init__(self, script: dict[str, list[str]], links: dict[str, tuple[str, ...]]):
+        self.script, self.links = script, links
+        self.crawled: list[str] = []
+        self.processed: list[CrawledPage] = []
+        self.on_crawl = lambda: None
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        self.on_crawl()
+        await asyncio.sleep(0.02)  # a crawl takes a while: the orchestrator ticks meanwhile
+        outcomes = []
+        for item in request.items:
+            self.crawled.append(item.url)
+            step = (self.script.get(item.url) or ["ok"]).pop(0) if item.url in self.script else "ok"
+            if step == "raise":
+                raise RuntimeError("crawler died")
+            outcomes.append(self._outcome(request, item, step))
+        return CrawlResponse(request.job_id, tuple(outcomes))
+
+    def _outcome(self, request, item, step):  # type: ignore[no-untyped-def]
+        if step == "retry":
+            return CrawlOutcome(item.url_hash, UrlState.PENDING, "timeout")
+        if step == "skip":
+            return CrawlOutcome(item.url_hash, UrlState.SKIPPED, "not_html")
+        page = CrawledPage(
+            request.job_id,
+            item.url,
+            item.url_hash,
+            item.url,
+            "h",
+            "k",
+            item.order,
+            item.depth,
+            False,
+        )
+        return CrawlOutcome(
+            item.url_hash, UrlState.DONE, page=page, links=self.links.get(item.url, ())
+        )
+
+    def process(self, page: CrawledPage) -> None:
+        self.processed.append(page)
+
+
+@pytest.fixture
+def stores(tmp_path: Path):
+    with open_local_stores(tmp_path) as opened:
+        yield opened
+
+
+def run(stores: LocalStores, invoker: ScriptedInvoker, options: CrawlOptions = DEFAULTS):
+    job = create_job(
+        BASE, options, "me", JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock)
+    )
+    deps = OrchestratorDeps(
+        stores.jobs, stores.frontier, stores.events, stores.pages, invoker, stores.clock
+    )
+    return job.job_id, deps
+
+
+async def test_links_in_scope_are_crawled_once_and_failures_recorded(stores: LocalStores) -> None:
+    links = {
+        BASE: (BASE + "a", BASE + "b", "http://other.test/x", BASE + "a"),
+        BASE + "a": (BASE, BASE + "b", BASE + "c"),
+    }
+    invoker = ScriptedInvoker({BASE + "c": ["skip"]}, links)
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert sorted(invoker.crawled) == [BASE, BASE + "a", BASE + "b", BASE + "c"]
+    assert len(invoker.processed) == 3
+    job = stores.jobs.get(job_id)
+    assert job.status is JobStatus.FINALIZING and not job.truncated
+    c = job.counters
+    assert (c.discovered, c.crawled, c.skipped) == (4, 3, 1)
+    [skipped] = stores.pages.list(job_id)
+    assert (skipped.status, skipped.reason) == (PageStatus.SKIPPED, "not_html")
+
+
+async def test_transient_failures_retry_up_to_the_cap(stores: LocalStores) -> None:
+    invoker = ScriptedInvoker(
+        {BASE + "a": ["retry", "raise", "ok"], BASE + "b": ["retry"] * 5},
+        {BASE: (BASE + "a", BASE + "b")},
+    )
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    items = {i.url: i for i in stores.frontier.items(job_id)}
+    assert items[BASE + "a"].state is UrlState.DONE
+    assert (items[BASE + "b"].state, items[BASE + "b"].attempts) == (UrlState.FAILED, 3)
+    assert stores.jobs.get(job_id).counters.failed == 1
+
+
+async def test_start_url_failure_fails_the_job(stores: LocalStores) -> None:
+    invoker = ScriptedInvoker({BASE: ["skip"]}, {})
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "done"
+    job = stores.jobs.get(job_id)
+    assert job.status is JobStatus.FAILED and "is not an HTML page" in job.error
+
+
+async def test_page_cap_truncates_and_counts_what_is_left(stores: LocalStores) -> None:
+    links = {BASE: tuple(f"{BASE}p{i}" for i in range(10))}
+    job_id, deps = run(stores, ScriptedInvoker({}, links), CrawlOptions(max_pages=4))
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    job = stores.jobs.get(job_id)
+    assert (job.counters.discovered, job.truncated, job.left) == (4, True, 7)
+
+
+async def test_cancel_stops_the_crawl(stores: LocalStores) -> None:
+    invoker = ScriptedInvoker({}, {BASE: (BASE + "a",)})
+    job_id, deps = run(stores, invoker)
+    invoker.on_crawl = lambda: cancel_job(
+        job_id, JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock)
+    )
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "done"
+    assert stores.jobs.get(job_id).status is JobStatus.CANCELLED
+
+
+async def test_stop_at_asks_to_continue_and_the_next_run_finishes(stores: LocalStores) -> None:
+    invoker = ScriptedInvoker({}, {BASE: (BASE + "a",)})
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=0.0, tuning=FAST) == "continue"
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert sorted(invoker.crawled) == [BASE, BASE + "a"]
