@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import fcntl
 import functools
 import io
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -173,6 +176,7 @@ class DynamoDbLocal:
                 str(port),
             ],
             cwd=jar_dir,
+            preexec_fn=_die_with_parent,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -215,6 +219,15 @@ class DynamoDbLocal:
     def _stderr(self) -> str:
         stream = self._process.stderr if self._process else None
         return stream.read().decode(errors="replace")[-2000:] if stream else ""
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: on Linux, ask for SIGTERM when the test process
+    dies, so a worker that exits without running atexit (pytest-xdist, a crash, kill -9)
+    leaves no Java server behind."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _require(program: str) -> str:
