@@ -1,0 +1,77 @@
+"""The job state machine: the contract the orchestrator and the e2e test rely on."""
+
+from __future__ import annotations
+
+import json
+
+from infra.asl import definition_json, state_machine_definition
+from infra.statemachine import SERVICE_ERRORS
+
+from .conftest import Synth
+
+TASKS = ("Orchestrate", "Finalize", "MarkFailed")
+PLACEHOLDER = "${function:orchestrator}"
+
+
+def test_only_plain_states_that_moto_interprets(synth: Synth) -> None:
+    asl = state_machine_definition(synth.template)
+    assert asl["StartAt"] == "Orchestrate"
+    assert {s["Type"] for s in asl["States"].values()} <= {"Task", "Choice", "Wait", "Pass", "Fail", "Succeed"}
+    for name in TASKS:
+        assert asl["States"][name]["Resource"] == PLACEHOLDER  # payload-response-only invoke
+
+
+def test_task_payloads(synth: Synth) -> None:
+    states = state_machine_definition(synth.template)["States"]
+    assert states["Orchestrate"]["Parameters"] == {"step": "orchestrate", "job_id.$": "$.job_id"}
+    assert states["Finalize"]["Parameters"] == {"step": "finalize", "job_id.$": "$.job_id"}
+    assert states["MarkFailed"]["Parameters"] == {
+        "step": "fail", "job_id.$": "$.job_id", "error.$": "$.error"}
+
+
+def test_loops_and_choices(synth: Synth) -> None:
+    states = state_machine_definition(synth.template)["States"]
+    after = {c["StringEquals"]: c["Next"] for c in states["AfterOrchestrate"]["Choices"]}
+    assert after == {"continue": "Orchestrate", "finalize": "Finalize", "done": "Done"}
+    assert states["AfterOrchestrate"]["Choices"][0]["Variable"] == "$.orchestrate.next"
+    after = {c["StringEquals"]: c["Next"] for c in states["AfterFinalize"]["Choices"]}
+    wait = after.pop("wait")
+    assert after == {"done": "Done"}
+    assert states[wait]["Type"] == "Wait" and states[wait]["Next"] == "Finalize"
+    assert 1 <= states[wait]["Seconds"] <= 10
+    assert states["Done"]["Type"] == "Succeed"
+    assert states["MarkFailed"]["Next"] == "Failed" and states["Failed"]["Type"] == "Fail"
+
+
+def test_retries_on_lambda_service_errors_with_backoff(synth: Synth) -> None:
+    states = state_machine_definition(synth.template)["States"]
+    for name in TASKS:
+        (retry,) = states[name]["Retry"]
+        assert retry["ErrorEquals"] == list(SERVICE_ERRORS)
+        assert retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3 and retry["IntervalSeconds"] >= 1
+
+
+def test_failures_are_caught_and_marked(synth: Synth) -> None:
+    states = state_machine_definition(synth.template)["States"]
+    for name in ("Orchestrate", "Finalize"):
+        (catch,) = states[name]["Catch"]
+        assert catch == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "MarkFailed"}
+    (catch,) = states["MarkFailed"]["Catch"]
+    assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "Failed"
+
+
+def test_logging_all_and_tracing(synth: Synth) -> None:
+    (machine,) = [v["Properties"] for v in synth.of_type("AWS::StepFunctions::StateMachine").values()]
+    assert machine["LoggingConfiguration"]["Level"] == "ALL"
+    assert machine["TracingConfiguration"] == {"Enabled": True}
+    assert machine["StateMachineType"] == "STANDARD"
+
+
+def test_definition_json_substitutes_arns_and_shortens_waits(synth: Synth) -> None:
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:orchestrator"
+    asl = json.loads(definition_json(synth.template, {"orchestrator": arn},
+                                     wait_seconds=0, retry_interval_seconds=0))
+    for name in TASKS:
+        assert asl["States"][name]["Resource"] == arn
+        assert asl["States"][name]["Retry"][0]["IntervalSeconds"] == 0
+    assert all(s["Seconds"] == 0 for s in asl["States"].values() if s["Type"] == "Wait")
