@@ -30,6 +30,6 @@ def handle(event: dict[str, Any], ports: OrchestratorPorts, remaining_ms: int) -
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(job_id=event.get("job_id"), step=event.get("step"))
     answer = handle(event, RUNTIME.orchestrator, context.get_remaining_time_in_millis())
-    metrics.add_metric(name="Steps", unit=MetricUnit.Count, value=1)
-    metrics.add_dimension(name="next", value=str(answer.get("next")))
+    step = str(event.get("step", "")).capitalize()
+    metrics.add_metric(name=f"{step}Steps", unit=MetricUnit.Count, value=1)
     return answer

@@ -20,6 +20,7 @@ tracer = Tracer()
 metrics = Metrics()
 RUNTIME = AwsRuntime()  # builds nothing until the first message
 API_KEY_QUERY = "api_key"
+ROUTE_METRICS = {"$connect": "Connects", "$disconnect": "Disconnects"}
 
 
 def handle(event: dict[str, Any], ports: WebSocketPorts) -> dict[str, Any]:
@@ -49,6 +50,5 @@ def _owner(event: dict[str, Any], ports: WebSocketPorts) -> str | None:
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     route = str((event.get("requestContext") or {}).get("routeKey") or "unknown")
-    metrics.add_metric(name="Messages", unit=MetricUnit.Count, value=1)
-    metrics.add_dimension(name="route", value=route)
+    metrics.add_metric(name=ROUTE_METRICS.get(route, "Messages"), unit=MetricUnit.Count, value=1)
     return handle(event, RUNTIME.websocket)
