@@ -20,10 +20,9 @@ except ImportError:  # a bare checkout: the library is the code layer's folder
 
 import aws_cdk as cdk  # noqa: E402
 
+from infra.asl import STACK_NAME  # noqa: E402
 from infra.nag import add_checks  # noqa: E402
 from infra.stack import MdcrawlStack  # noqa: E402
-
-STACK_NAME = "Mdcrawl"
 
 
 def cdk_json_context() -> dict[str, object]:
@@ -32,16 +31,20 @@ def cdk_json_context() -> dict[str, object]:
     return json.loads((ROOT / "cdk.json").read_text()).get("context", {})
 
 
-def build(context: dict[str, object] | None = None, *, nag: bool = True) -> tuple[cdk.App, MdcrawlStack]:
+def build(
+    context: dict[str, object] | None = None, *, nag: bool = True
+) -> tuple[cdk.App, MdcrawlStack]:
     app = cdk.App(
         context={**cdk_json_context(), **(context or {})},
         outdir=os.environ.get("CDK_OUTDIR", str(ROOT / "cdk.out")),
     )
     stack = MdcrawlStack(
-        app, STACK_NAME,
+        app,
+        STACK_NAME,
         description="mdcrawl: documentation sites to LLM-ready markdown",
         env=cdk.Environment(
-            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+            account=os.environ.get("CDK_DEFAULT_ACCOUNT"),
+            region=os.environ.get("CDK_DEFAULT_REGION"),
         ),
     )
     cdk.Tags.of(stack).add("project", "mdcrawl")

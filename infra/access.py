@@ -34,7 +34,7 @@ def _render(value: Any) -> str:
         return value
     if isinstance(value, list):
         return "".join(_render(v) for v in value)
-    (fn, arg), = value.items()
+    ((fn, arg),) = value.items()
     if fn == "Fn::GetAtt":
         return f"<{arg[0]}.{arg[1]}>"
     if fn == "Ref":
@@ -49,36 +49,50 @@ def table_access(
 ) -> None:
     """``actions`` on the table; ``Query`` on each named index (never ``/index/*``)."""
     policy = role.add_to_principal_policy
-    policy(iam.PolicyStatement(
-        actions=sorted(f"dynamodb:{a}" for a in set(actions)), resources=[table.table_arn]
-    ))
+    policy(
+        iam.PolicyStatement(
+            actions=sorted(f"dynamodb:{a}" for a in set(actions)), resources=[table.table_arn]
+        )
+    )
     index_arns = [f"{table.table_arn}/index/{name}" for name in indexes]
     if index_arns:
         policy(iam.PolicyStatement(actions=["dynamodb:Query"], resources=index_arns))
 
 
 def bucket_access(
-    role: iam.IRole, bucket: s3.IBucket, *,
-    read: Iterable[str] = (), write: Iterable[str] = (), why: str,
+    role: iam.IRole,
+    bucket: s3.IBucket,
+    *,
+    read: Iterable[str] = (),
+    write: Iterable[str] = (),
+    why: str,
 ) -> None:
     """Get on ``read`` prefixes, Put (+ multipart abort) on ``write`` prefixes, List
     limited to the readable prefixes (so a missing key is a 404, not a 403)."""
     read, write = sorted(set(read)), sorted(set(write))
     objects = lambda prefixes: [bucket.arn_for_objects(f"{p}*") for p in prefixes]  # noqa: E731
     if read:
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["s3:GetObject"], resources=objects(read)
-        ))
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
-            conditions={"StringLike": {"s3:prefix": [f"{p}*" for p in read]}},
-        ))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=objects(read))
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{p}*" for p in read]}},
+            )
+        )
     if write:
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["s3:PutObject", "s3:AbortMultipartUpload"], resources=objects(write)
-        ))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject", "s3:AbortMultipartUpload"], resources=objects(write)
+            )
+        )
     for prefix in sorted({*read, *write}):
         resource = nag_token(role, bucket.arn_for_objects(f"{prefix}*"))
-        acknowledge(role, f"AwsSolutions-IAM5[Resource::{resource}]",
-                    f"Objects under the {prefix} prefix only; the key suffix is a job id, "
-                    f"content hash or page name known at run time. {why}")
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::{resource}]",
+            f"Objects under the {prefix} prefix only; the key suffix is a job id, "
+            f"content hash or page name known at run time. {why}",
+        )

@@ -22,6 +22,7 @@ ROUTES = (
 )
 # Per API key: steady requests per second, burst, and a daily quota of requests
 # (POST /jobs is one of them; a job's own cost is capped by max_pages and the budget).
+BAD_BODY = '{"error": "invalid_request", "message": "$context.error.validationErrorString"}'
 THROTTLE_RATE, THROTTLE_BURST, DAILY_QUOTA = 10, 20, 10_000
 
 
@@ -29,7 +30,9 @@ def job_request_schema(settings: Settings) -> apigw.JsonSchema:
     """POST /jobs body; the caps come from the same context the functions enforce."""
     T = apigw.JsonSchemaType
     globs = apigw.JsonSchema(
-        type=T.ARRAY, max_items=50, items=apigw.JsonSchema(type=T.STRING, min_length=1, max_length=512)
+        type=T.ARRAY,
+        max_items=50,
+        items=apigw.JsonSchema(type=T.STRING, min_length=1, max_length=512),
     )
     return apigw.JsonSchema(
         schema=apigw.JsonSchemaVersion.DRAFT4,
@@ -56,11 +59,14 @@ class RestApi(Construct):
     ) -> None:
         super().__init__(scope, id)
         access_logs = logs.LogGroup(
-            self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH,
+            self,
+            "AccessLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         self.api = apigw.RestApi(
-            self, "Api",
+            self,
+            "Api",
             description="mdcrawl jobs API",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             api_key_source_type=apigw.ApiKeySourceType.HEADER,
@@ -71,8 +77,15 @@ class RestApi(Construct):
                 stage_name=settings.stage,
                 access_log_destination=apigw.LogGroupLogDestination(access_logs),
                 access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-                    caller=False, http_method=True, ip=True, protocol=True, request_time=True,
-                    resource_path=True, response_length=True, status=True, user=True,
+                    caller=False,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
                 ),
                 logging_level=apigw.MethodLoggingLevel.ERROR,
                 data_trace_enabled=False,  # would log request bodies
@@ -107,8 +120,11 @@ class RestApi(Construct):
     def _routes(self, settings: Settings, handler: lambda_.IFunction) -> None:
         integration = apigw.LambdaIntegration(handler)
         body = apigw.RequestValidator(
-            self, "BodyValidator", rest_api=self.api,
-            validate_request_body=True, validate_request_parameters=True,
+            self,
+            "BodyValidator",
+            rest_api=self.api,
+            validate_request_body=True,
+            validate_request_parameters=True,
         )
         params = apigw.RequestValidator(
             self, "ParamsValidator", rest_api=self.api, validate_request_parameters=True
@@ -120,7 +136,8 @@ class RestApi(Construct):
             resource = self.api.root.resource_for_path(path)
             has_id = "{id}" in path
             resource.add_method(
-                method, integration,
+                method,
+                integration,
                 api_key_required=True,
                 request_validator=body if path == "/jobs" and method == "POST" else params,
                 request_models={"application/json": model} if path == "/jobs" else None,
@@ -133,34 +150,41 @@ class RestApi(Construct):
         origin = "'*'" if "*" in settings.cors_origins else f"'{settings.cors_origins[0]}'"
         headers = {"Access-Control-Allow-Origin": origin}
         for kind in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
-            self.api.add_gateway_response(f"Cors{kind.response_type}", type=kind, response_headers=headers)
+            self.api.add_gateway_response(
+                f"Cors{kind.response_type}", type=kind, response_headers=headers
+            )
         self.api.add_gateway_response(
-            "BadBody", type=apigw.ResponseType.BAD_REQUEST_BODY, response_headers=headers,
-            templates={"application/json":
-                       '{"error": "invalid_request", "message": "$context.error.validationErrorString"}'},
+            "BadBody",
+            type=apigw.ResponseType.BAD_REQUEST_BODY,
+            response_headers=headers,
+            templates={"application/json": BAD_BODY},
         )
 
     def _acknowledge(self) -> None:
         acknowledge(
-            self.api, "AwsSolutions-APIG4",
+            self.api,
+            "AwsSolutions-APIG4",
             "Callers are identified by API keys (required on every method, usage plan "
             "throttling) and jobs are scoped to the key that created them; the only methods "
             "without a key are the CORS preflight OPTIONS mocks, which browsers send without "
             "credentials and which reach no backend.",
         )
         acknowledge(
-            self.api, "AwsSolutions-COG4",
+            self.api,
+            "AwsSolutions-COG4",
             "The service is deployed by a team into its own account and authenticates "
             "callers with API keys managed in API Gateway; there is no Cognito user pool "
             "in this design.",
         )
         acknowledge(
-            self.api.deployment_stage, "AwsSolutions-APIG3",
+            self.api.deployment_stage,
+            "AwsSolutions-APIG3",
             "No WAF web ACL by default: per-key throttling and quotas bound abuse, and a web "
             "ACL costs a fixed monthly fee; a team exposing the API publicly can attach one.",
         )
         acknowledge(
-            self.api, "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+            self.api,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
             "The account-level role API Gateway uses to write execution logs; this AWS "
             "managed policy is the documented way and covers only CloudWatch Logs.",
         )

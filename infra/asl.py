@@ -17,13 +17,19 @@ from typing import Any
 
 FUNCTION_TAG = "mdcrawl:function"  # every Lambda function carries its name in this tag
 STACK_NAME = "Mdcrawl"
-_PSEUDO = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012",
-           "AWS::URLSuffix": "amazonaws.com"}
+_PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": "us-east-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::URLSuffix": "amazonaws.com",
+}
 
 
 def load_template(path: str | Path | None = None) -> dict[str, Any]:
     """The template ``python app.py`` wrote (default ``cdk.out/Mdcrawl.template.json``)."""
-    path = Path(path or Path(__file__).resolve().parent.parent / "cdk.out" / f"{STACK_NAME}.template.json")
+    path = Path(
+        path or Path(__file__).resolve().parent.parent / "cdk.out" / f"{STACK_NAME}.template.json"
+    )
     return json.loads(Path(path).read_text())
 
 
@@ -43,15 +49,16 @@ def state_machine_definition(
 ) -> dict[str, Any]:
     """The ASL as a dict. A function's ARN is ``function_arns[name]`` when given, else the
     placeholder ``${function:<name>}``."""
-    (machine,) = [r for r in template["Resources"].values()
-                  if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    (machine,) = [
+        r for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
+    ]
     names = function_names(template)
     arns = dict(function_arns or {})
 
     def resolve(value: Any) -> str:
         if isinstance(value, str):
             return value
-        (fn, arg), = value.items()
+        ((fn, arg),) = value.items()
         if fn == "Fn::Join":
             return arg[0].join(resolve(v) for v in arg[1])
         if fn == "Fn::GetAtt" and arg[0] in names and arg[1] == "Arn":

@@ -33,11 +33,29 @@ class PipLayerBundler:
     def try_bundle(self, output_dir: str, *, image: object, **_options: object) -> bool:
         target = Path(output_dir) / "python"
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--no-compile", "-r", str(self.requirements), "--target", str(target),
-             "--platform", self.platform, "--implementation", "cp",
-             "--python-version", self.python_version, "--only-binary=:all:"],
-            capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-compile",
+                "-r",
+                str(self.requirements),
+                "--target",
+                str(target),
+                "--platform",
+                self.platform,
+                "--implementation",
+                "cp",
+                "--python-version",
+                self.python_version,
+                "--only-binary=:all:",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
             raise RuntimeError(f"building the dependency layer failed:\n{done.stderr}")

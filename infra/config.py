@@ -90,8 +90,12 @@ def _is_email_or_empty(value: str) -> bool:
 def _origins(value: Any) -> tuple[str, ...]:
     if value is None:
         return ("*",)
-    if not isinstance(value, list) or not value or not all(
-        isinstance(o, str) and (o == "*" or re.match(r"^https?://[^/\s]+$", o)) for o in value
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(
+            isinstance(o, str) and (o == "*" or re.match(r"^https?://[^/\s]+$", o)) for o in value
+        )
     ):
         raise ConfigError(
             f"context 'cors_origins' must be a non-empty list of '*' or origins "

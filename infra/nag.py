@@ -16,7 +16,9 @@ def acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
     """Acknowledge ``finding`` (e.g. ``AwsSolutions-IAM5[Resource::*]``) on ``scope``."""
     if not finding.startswith(f"{PACK}-") or len(reason) < MIN_REASON:
         raise ValueError(f"acknowledgement {finding!r} needs an exact id and a real reason")
-    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=f"{PACK}::{finding}", reason=reason))
+    cdk.Validations.of(scope).acknowledge(
+        cdk.Acknowledgment(id=f"{PACK}::{finding}", reason=reason)
+    )
 
 
 def add_checks(app: cdk.App) -> None:

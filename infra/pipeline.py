@@ -23,8 +23,8 @@ from mdcrawl.names import (
     Table,
 )
 
-from .asl import FUNCTION_TAG
 from .access import READ, WRITE, bucket_access, table_access
+from .asl import FUNCTION_TAG
 from .bundling import code_layer_code, dependency_layer_code
 from .config import Settings
 from .nag import acknowledge
@@ -77,31 +77,40 @@ class Pipeline(Construct):
         super().__init__(scope, id)
         self.settings = settings
         code = lambda_.LayerVersion(
-            self, "CodeLayer", code=code_layer_code(ROOT / "layers" / "common"),
-            compatible_runtimes=[RUNTIME], compatible_architectures=[ARCHITECTURE],
+            self,
+            "CodeLayer",
+            code=code_layer_code(ROOT / "layers" / "common"),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
             description="mdcrawl library (layers/common/python/mdcrawl)",
         )
         deps = lambda_.LayerVersion(
-            self, "DepsLayer",
+            self,
+            "DepsLayer",
             code=dependency_layer_code(ROOT / "layers" / "deps", RUNTIME, ARCHITECTURE),
-            compatible_runtimes=[RUNTIME], compatible_architectures=[ARCHITECTURE],
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
             description="mdcrawl runtime dependencies (layers/deps/requirements.txt)",
         )
         self.layers = [deps, code]
         # Failed async processor events (after Lambda's own retries) land here with the
         # error and the original payload: no page event is silently dropped.
         self.dlq = sqs.Queue(
-            self, "ProcessorDlq",
+            self,
+            "ProcessorDlq",
             retention_period=cdk.Duration.days(14),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
         )
         acknowledge(
-            self.dlq, "AwsSolutions-SQS3",
+            self.dlq,
+            "AwsSolutions-SQS3",
             "This queue is itself the dead-letter destination of the processor's failed "
             "async events; nothing consumes it automatically, so it needs no DLQ of its own.",
         )
-        self.functions = {name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()}
+        self.functions = {
+            name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()
+        }
         self._grant(storage)
         self.state_machine = JobStateMachine(
             self, "Jobs", orchestrator=self.functions["orchestrator"], settings=settings
@@ -112,7 +121,8 @@ class Pipeline(Construct):
 
     def _function(self, name: str, spec: FunctionSpec, storage: Storage) -> lambda_.Function:
         log_group = logs.LogGroup(
-            self, f"{name.capitalize()}Logs",
+            self,
+            f"{name.capitalize()}Logs",
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         cfn_group: logs.CfnLogGroup = log_group.node.default_child  # type: ignore[assignment]
@@ -120,20 +130,26 @@ class Pipeline(Construct):
         # Our own role: only this function's log group, not AWSLambdaBasicExecutionRole's
         # logs:* on every log group of the account.
         role = iam.Role(
-            self, f"{name.capitalize()}Role",
+            self,
+            f"{name.capitalize()}Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"mdcrawl {name} function",
         )
-        role.add_to_policy(iam.PolicyStatement(
-            actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn]
-        ))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            )
+        )
         acknowledge(
-            role, "AwsSolutions-IAM5[Resource::*]",
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
             "Only xray:PutTraceSegments and xray:PutTelemetryRecords, added by active tracing; "
             "X-Ray does not support resource-level permissions for these actions.",
         )
         fn = lambda_.Function(
-            self, name.capitalize(),
+            self,
+            name.capitalize(),
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler="handler.lambda_handler",
@@ -157,7 +173,8 @@ class Pipeline(Construct):
         )
         cdk.Tags.of(fn).add(FUNCTION_TAG, name)
         acknowledge(
-            fn, "AwsSolutions-L1",
+            fn,
+            "AwsSolutions-L1",
             "python3.13 is the newest runtime whose dependency layer (lxml and pydantic-core "
             "aarch64 wheels) we verified by importing it with a real CPython 3.13; moving to "
             "python3.14 is the one RUNTIME constant above, once verified the same way.",
@@ -205,41 +222,62 @@ class Pipeline(Construct):
         table_access(role["api"], t[Table.FRONTIER], ("PutItem", "BatchWriteItem"))
         table_access(role["api"], t[Table.EVENTS], READ)
         table_access(role["api"], t[Table.PAGES], READ)
-        bucket_access(role["api"], b, read=[jobs_prefix],
-                      why="The api presigns GET URLs for a job's outputs.")
+        bucket_access(
+            role["api"], b, read=[jobs_prefix], why="The api presigns GET URLs for a job's outputs."
+        )
         # websocket: connections and subscriptions, backlog of events, job ownership.
         table_access(role["websocket"], t[Table.CONNECTIONS], (*READ, "PutItem", "BatchWriteItem"))
         table_access(role["websocket"], t[Table.EVENTS], ("Query",))
         table_access(role["websocket"], t[Table.JOBS], ("GetItem",))
         # orchestrator: the job, its queue, its events, pages (finalize), fan-out.
         table_access(role["orchestrator"], t[Table.JOBS], (*READ, *WRITE))
-        table_access(role["orchestrator"], t[Table.FRONTIER],
-                     (*READ, *WRITE, "BatchWriteItem"), indexes=[FRONTIER_PENDING_INDEX])
+        table_access(
+            role["orchestrator"],
+            t[Table.FRONTIER],
+            (*READ, *WRITE, "BatchWriteItem"),
+            indexes=[FRONTIER_PENDING_INDEX],
+        )
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role["orchestrator"], t[Table.PAGES], READ)
         for name in ("orchestrator", "processor"):
             # Read subscribers, forget connections that went away (Query + BatchWriteItem).
-            table_access(role[name], t[Table.CONNECTIONS], ("Query", "BatchWriteItem"),
-                         indexes=[CONNECTIONS_JOB_INDEX])
-        bucket_access(role["orchestrator"], b, read=[jobs_prefix], write=[jobs_prefix],
-                      why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the manifest.")
-        role["orchestrator"].add_to_principal_policy(iam.PolicyStatement(
-            actions=["lambda:InvokeFunction"],
-            resources=[f["crawler"].function_arn, f["processor"].function_arn],
-        ))
+            table_access(
+                role[name],
+                t[Table.CONNECTIONS],
+                ("Query", "BatchWriteItem"),
+                indexes=[CONNECTIONS_JOB_INDEX],
+            )
+        bucket_access(
+            role["orchestrator"],
+            b,
+            read=[jobs_prefix],
+            write=[jobs_prefix],
+            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the manifest.",
+        )
+        role["orchestrator"].add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[f["crawler"].function_arn, f["processor"].function_arn],
+            )
+        )
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
         table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE))
-        bucket_access(role["crawler"], b, read=[BlobPrefix.CACHE_BODIES.value],
-                      write=[BlobPrefix.CACHE_BODIES.value],
-                      why="The crawler stores fetched bodies content-addressed.")
+        bucket_access(
+            role["crawler"],
+            b,
+            read=[BlobPrefix.CACHE_BODIES.value],
+            write=[BlobPrefix.CACHE_BODIES.value],
+            why="The crawler stores fetched bodies content-addressed.",
+        )
         # processor: page records, job counters, events; bodies in, markdown out.
         table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
         bucket_access(
-            role["processor"], b,
+            role["processor"],
+            b,
             read=[BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_MARKDOWN.value],
             write=[BlobPrefix.CACHE_MARKDOWN.value, jobs_prefix],
             why="The processor reads a cached body or markdown and writes the page's markdown.",
@@ -251,5 +289,27 @@ def _retention(days: int) -> int:
     return next(d for d in _RETENTIONS if d >= days)
 
 
-_RETENTIONS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827,
-               2192, 2557, 2922, 3288, 3653)
+_RETENTIONS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)

@@ -22,22 +22,36 @@ class MdcrawlStack(cdk.Stack):
         fns = pipeline.functions
         rest = RestApi(self, "Rest", settings=settings, handler=fns["api"])
         ws = WebSocketApi(
-            self, "WebSocket", settings=settings, handler=fns["websocket"],
-            usage_plan=rest.usage_plan, pushers=[fns["orchestrator"], fns["processor"]],
+            self,
+            "WebSocket",
+            settings=settings,
+            handler=fns["websocket"],
+            usage_plan=rest.usage_plan,
+            pushers=[fns["orchestrator"], fns["processor"]],
         )
         # Execution logging on the WebSocket stage needs the account's CloudWatch role too.
         account = rest.api.node.try_find_child("Account")
         if account is not None:
             ws.stage.node.add_dependency(account)
         obs = Observability(
-            self, "Observability", settings=settings, functions=fns, dlq=pipeline.dlq,
-            state_machine=pipeline.state_machine, rest_api=rest.api,
+            self,
+            "Observability",
+            settings=settings,
+            functions=fns,
+            dlq=pipeline.dlq,
+            state_machine=pipeline.state_machine,
+            rest_api=rest.api,
         )
         cdk.CfnOutput(self, "RestApiUrl", value=rest.api.url, description="POST {url}jobs")
-        cdk.CfnOutput(self, "WebSocketUrl", value=ws.url,
-                      description="wss URL; connect with ?api_key=<key>")
+        cdk.CfnOutput(
+            self, "WebSocketUrl", value=ws.url, description="wss URL; connect with ?api_key=<key>"
+        )
         cdk.CfnOutput(self, "BucketName", value=storage.bucket.bucket_name)
-        cdk.CfnOutput(self, "ApiKeyId", value=rest.api_key.key_id,
-                      description="aws apigateway get-api-key --include-value --api-key <id>")
+        cdk.CfnOutput(
+            self,
+            "ApiKeyId",
+            value=rest.api_key.key_id,
+            description="aws apigateway get-api-key --include-value --api-key <id>",
+        )
         cdk.CfnOutput(self, "StateMachineArn", value=pipeline.state_machine.state_machine_arn)
         cdk.CfnOutput(self, "AlarmTopicArn", value=obs.topic.topic_arn)

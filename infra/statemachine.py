@@ -48,7 +48,8 @@ class JobStateMachine(Construct):
         self._orchestrator = orchestrator
         failed = sfn.Fail(self, "Failed", error="JobFailed", cause="The job failed; see MarkFailed")
         mark_failed = self._invoke(
-            "MarkFailed", {"step": "fail", "job_id.$": "$.job_id", "error.$": "$.error"},
+            "MarkFailed",
+            {"step": "fail", "job_id.$": "$.job_id", "error.$": "$.error"},
             result_path=sfn.JsonPath.DISCARD,
         )
         # Marking failed is best effort: the execution fails either way.
@@ -56,7 +57,9 @@ class JobStateMachine(Construct):
         mark_failed.next(failed)
 
         orchestrate = self._invoke(
-            "Orchestrate", {"step": "orchestrate", "job_id.$": "$.job_id"}, result_path="$.orchestrate"
+            "Orchestrate",
+            {"step": "orchestrate", "job_id.$": "$.job_id"},
+            result_path="$.orchestrate",
         )
         finalize = self._invoke(
             "Finalize", {"step": "finalize", "job_id.$": "$.job_id"}, result_path="$.finalize"
@@ -64,10 +67,15 @@ class JobStateMachine(Construct):
         for task in (orchestrate, finalize):
             task.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
         done = sfn.Succeed(self, "Done")
-        unexpected = sfn.Fail(self, "UnexpectedStep", error="UnexpectedStep",
-                              cause="The orchestrator answered an unknown 'next'")
+        unexpected = sfn.Fail(
+            self,
+            "UnexpectedStep",
+            error="UnexpectedStep",
+            cause="The orchestrator answered an unknown 'next'",
+        )
         wait = sfn.Wait(
-            self, "WaitForProcessing",
+            self,
+            "WaitForProcessing",
             time=sfn.WaitTime.duration(cdk.Duration.seconds(FINALIZE_WAIT_S)),
         )
         is_ = sfn.Condition.string_equals
@@ -85,35 +93,44 @@ class JobStateMachine(Construct):
             .otherwise(unexpected)
         )
         log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH,
+            self,
+            "Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         self.machine = sfn.StateMachine(
-            self, "Machine",
+            self,
+            "Machine",
             definition_body=sfn.DefinitionBody.from_chainable(orchestrate),
             state_machine_type=sfn.StateMachineType.STANDARD,
             timeout=cdk.Duration.seconds(settings.budget_seconds + DRAIN_ALLOWANCE_S),
             tracing_enabled=True,
             # Payloads are job ids and step names only: safe to log in full.
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL,
-                                include_execution_data=True),
+            logs=sfn.LogOptions(
+                destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True
+            ),
         )
         role = self.machine.role
         acknowledge(
-            role, f"AwsSolutions-IAM5[Resource::{nag_token(role, orchestrator.function_arn)}:*]",
+            role,
+            f"AwsSolutions-IAM5[Resource::{nag_token(role, orchestrator.function_arn)}:*]",
             "Added by the LambdaInvoke task for versions/aliases of the orchestrator; the "
             "machine invokes no other function.",
         )
         acknowledge(
-            role, "AwsSolutions-IAM5[Resource::*]",
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
             "X-Ray trace writes and CloudWatch Logs vended-delivery actions (CreateLogDelivery, "
             "PutResourcePolicy, DescribeLogGroups, ...) do not support resource-level "
             "permissions; Step Functions requires them for tracing and logging.",
         )
 
-    def _invoke(self, name: str, payload: dict[str, str], *, result_path: str) -> tasks.LambdaInvoke:
+    def _invoke(
+        self, name: str, payload: dict[str, str], *, result_path: str
+    ) -> tasks.LambdaInvoke:
         task = tasks.LambdaInvoke(
-            self, name,
+            self,
+            name,
             lambda_function=self._orchestrator,
             payload=sfn.TaskInput.from_object(payload),
             # The Task's Resource is the function ARN: the result is the handler's return

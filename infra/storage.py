@@ -31,12 +31,15 @@ class Storage(Construct):
         self.log_bucket = self._log_bucket(removal)
         self.bucket = self._bucket(removal, settings)
 
-    def _table(self, spec: TableSpec, removal: cdk.RemovalPolicy, settings: Settings) -> ddb.TableV2:
+    def _table(
+        self, spec: TableSpec, removal: cdk.RemovalPolicy, settings: Settings
+    ) -> ddb.TableV2:
         # On-demand (TableV2's default billing): crawls are bursty and idle in between.
         # No physical name: two stacks (stages) can live in one account; the name
         # reaches the functions through names.TABLE_ENV.
         table = ddb.TableV2(
-            self, spec.table.value.capitalize(),
+            self,
+            spec.table.value.capitalize(),
             partition_key=_attr(spec.pk),
             sort_key=_attr(spec.sk),
             billing=ddb.Billing.on_demand(),
@@ -58,13 +61,16 @@ class Storage(Construct):
     def _log_bucket(self, removal: cdk.RemovalPolicy) -> s3.Bucket:
         # Server access logs only support SSE-S3 on the target bucket.
         bucket = s3.Bucket(
-            self, "AccessLogs",
+            self,
+            "AccessLogs",
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
             minimum_tls_version=1.2,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
-            lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=cdk.Duration.days(90))],
+            lifecycle_rules=[
+                s3.LifecycleRule(id="expire-access-logs", expiration=cdk.Duration.days(90))
+            ],
             removal_policy=removal,
         )
         return bucket
@@ -78,7 +84,8 @@ class Storage(Construct):
         # would keep objects alive past the lifecycle expiry below.
         expire = cdk.Duration.days
         return s3.Bucket(
-            self, "Data",
+            self,
+            "Data",
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
@@ -89,12 +96,14 @@ class Storage(Construct):
             server_access_logs_prefix="data/",
             lifecycle_rules=[
                 s3.LifecycleRule(
-                    id="expire-job-outputs", prefix=BlobPrefix.JOBS.value,
+                    id="expire-job-outputs",
+                    prefix=BlobPrefix.JOBS.value,
                     expiration=expire(settings.retention_days),
                 ),
                 *(
                     s3.LifecycleRule(
-                        id=f"expire-{prefix.name.lower().replace('_', '-')}", prefix=prefix.value,
+                        id=f"expire-{prefix.name.lower().replace('_', '-')}",
+                        prefix=prefix.value,
                         expiration=expire(settings.cache_retention_days),
                     )
                     for prefix in (BlobPrefix.CACHE_BODIES, BlobPrefix.CACHE_MARKDOWN)

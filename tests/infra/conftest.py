@@ -33,8 +33,13 @@ def synth_env(outdir: Path, context: dict[str, Any]) -> dict[str, str]:
 
 def run_app(outdir: Path, context: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "app.py"], cwd=ROOT, env=synth_env(outdir, context),
-        capture_output=True, text=True, timeout=300, check=False,
+        [sys.executable, "app.py"],
+        cwd=ROOT,
+        env=synth_env(outdir, context),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -65,7 +70,7 @@ def render(value: Any) -> str:
     """A CloudFormation value as text, tokens as ``<Label.Attr>`` / ``<Label>``."""
     if isinstance(value, str):
         return value
-    (fn, arg), = value.items()
+    ((fn, arg),) = value.items()
     if fn == "Fn::GetAtt":
         return f"<{label(arg[0])}.{arg[1]}>"
     if fn == "Ref":
@@ -79,7 +84,9 @@ def render(value: Any) -> str:
 def synth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
     outdir = tmp_path_factory.mktemp("cdk.out")
     done = run_app(outdir, SKIP_BUNDLING)
-    assert done.returncode == 0, f"python app.py failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, (
+        f"python app.py failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
     read = lambda name: json.loads((outdir / name).read_text())  # noqa: E731
     yield Synth(
         outdir=outdir,

@@ -44,19 +44,24 @@ def test_defaults_come_from_cdk_json() -> None:
     assert (s.budget_seconds, s.max_pages, s.stage) == (300, 2000, "prod")
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("budget_seconds", "five", "'budget_seconds' must be an integer"),
-    ("budget_seconds", 10, "'budget_seconds' must be between 60 and 3600"),
-    ("max_pages", 0, "'max_pages' must be between"),
-    ("max_pages", True, "'max_pages' must be an integer"),
-    ("concurrency", 1000, "'concurrency' must be between"),
-    ("retention_days", -1, "'retention_days' must be"),
-    ("stage", "Prod!", "'stage' must be"),
-    ("log_level", "LOUD", "'log_level' must be"),
-    ("alarm_email", "nobody", "'alarm_email' must be"),
-    ("cors_origins", "https://x.org", "'cors_origins' must be"),
-])
-def test_bad_context_is_rejected_with_a_clear_message(key: str, value: object, message: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("budget_seconds", "five", "'budget_seconds' must be an integer"),
+        ("budget_seconds", 10, "'budget_seconds' must be between 60 and 3600"),
+        ("max_pages", 0, "'max_pages' must be between"),
+        ("max_pages", True, "'max_pages' must be an integer"),
+        ("concurrency", 1000, "'concurrency' must be between"),
+        ("retention_days", -1, "'retention_days' must be"),
+        ("stage", "Prod!", "'stage' must be"),
+        ("log_level", "LOUD", "'log_level' must be"),
+        ("alarm_email", "nobody", "'alarm_email' must be"),
+        ("cors_origins", "https://x.org", "'cors_origins' must be"),
+    ],
+)
+def test_bad_context_is_rejected_with_a_clear_message(
+    key: str, value: object, message: str
+) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         Settings.from_mapping({key: value})
 
@@ -93,8 +98,9 @@ def test_dependency_layer_bundles_aarch64_wheels_without_docker(tmp_path: Path) 
     from infra.bundling import PLATFORMS, PipLayerBundler
     from infra.pipeline import ARCHITECTURE, RUNTIME
 
-    bundler = PipLayerBundler(REQUIREMENTS, RUNTIME.name.removeprefix("python"),
-                              PLATFORMS[ARCHITECTURE.name])
+    bundler = PipLayerBundler(
+        REQUIREMENTS, RUNTIME.name.removeprefix("python"), PLATFORMS[ARCHITECTURE.name]
+    )
     assert bundler.try_bundle(str(tmp_path), image=None) is True
     layer = tmp_path / "python"
     (lxml_so,) = layer.glob("lxml/etree.cpython-313-aarch64-linux-gnu.so")

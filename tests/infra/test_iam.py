@@ -16,9 +16,14 @@ from mdcrawl.names import (
 from .conftest import Synth, label, render
 
 BUCKET = "<StorageData.Arn>"
-JOBS, BODIES, MARKDOWN = (f"{BUCKET}/{p.value}*" for p in
-                          (BlobPrefix.JOBS, BlobPrefix.CACHE_BODIES, BlobPrefix.CACHE_MARKDOWN))
-WS = "arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<WebSocketApi>/prod/POST/@connections/*"
+JOBS, BODIES, MARKDOWN = (
+    f"{BUCKET}/{p.value}*"
+    for p in (BlobPrefix.JOBS, BlobPrefix.CACHE_BODIES, BlobPrefix.CACHE_MARKDOWN)
+)
+WS = (
+    "arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>"
+    ":<WebSocketApi>/prod/POST/@connections/*"
+)
 
 
 def table(t: Table, index: str | None = None) -> str:
@@ -31,9 +36,11 @@ def ddb(*actions: str) -> set[str]:
 
 
 PUT = {"s3:PutObject", "s3:AbortMultipartUpload"}
-CONNECTIONS_PUSH = {table(Table.CONNECTIONS): ddb("Query", "BatchWriteItem"),
-                    table(Table.CONNECTIONS, CONNECTIONS_JOB_INDEX): ddb("Query"),
-                    WS: {"execute-api:ManageConnections"}}
+CONNECTIONS_PUSH = {
+    table(Table.CONNECTIONS): ddb("Query", "BatchWriteItem"),
+    table(Table.CONNECTIONS, CONNECTIONS_JOB_INDEX): ddb("Query"),
+    WS: {"execute-api:ManageConnections"},
+}
 
 EXPECTED: dict[str, dict[str, set[str]]] = {
     "Api": {
@@ -51,8 +58,9 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.EVENTS): ddb("Query"),
         table(Table.JOBS): ddb("GetItem"),
         WS: {"execute-api:ManageConnections"},
-        "arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/<RestApiUsagePlan>/keys":
-            {"apigateway:GET"},
+        "arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/<RestApiUsagePlan>/keys": {
+            "apigateway:GET"
+        },
         "arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*": {"apigateway:GET"},
     },
     "Orchestrator": {
@@ -81,12 +89,19 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         MARKDOWN: {"s3:GetObject", *PUT},
         JOBS: PUT,
         BUCKET: {"s3:ListBucket"},
-        "<PipelineProcessorDlq.Arn>": {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+        "<PipelineProcessorDlq.Arn>": {
+            "sqs:SendMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:GetQueueUrl",
+        },
     },
 }
 LIST_PREFIXES = {
-    "Api": {"jobs/*"}, "Websocket": None, "Orchestrator": {"jobs/*"},
-    "Crawler": {"cache/bodies/*"}, "Processor": {"cache/bodies/*", "cache/markdown/*"},
+    "Api": {"jobs/*"},
+    "Websocket": None,
+    "Orchestrator": {"jobs/*"},
+    "Crawler": {"cache/bodies/*"},
+    "Processor": {"cache/bodies/*", "cache/markdown/*"},
 }
 
 
@@ -121,7 +136,9 @@ def test_each_function_role_grants_exactly_its_own_resources_and_actions(synth: 
 
 def test_list_bucket_is_limited_to_the_readable_prefixes(synth: Synth) -> None:
     for fn, prefixes in LIST_PREFIXES.items():
-        lists = [s for s in statements_of(synth, f"Pipeline{fn}Role") if s["Action"] == "s3:ListBucket"]
+        lists = [
+            s for s in statements_of(synth, f"Pipeline{fn}Role") if s["Action"] == "s3:ListBucket"
+        ]
         if prefixes is None:
             assert lists == []
             continue

@@ -22,18 +22,24 @@ def keys(schema: list[dict[str, str]]) -> list[str]:
 
 
 def test_tables_follow_the_library_schemas(synth: Synth) -> None:
-    tables = {label(k): v["Properties"] for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()}
+    tables = {
+        label(k): v["Properties"] for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()
+    }
     assert len(tables) == len(SCHEMAS)
     for name, spec in SCHEMAS.items():
         props = tables[f"Storage{name.value.capitalize()}"]
         assert props["BillingMode"] == "PAY_PER_REQUEST"
         assert keys(props["KeySchema"]) == [k.name for k in (spec.pk, spec.sk) if k]
-        indexes = {i["IndexName"]: keys(i["KeySchema"]) for i in props.get("GlobalSecondaryIndexes", [])}
+        indexes = {
+            i["IndexName"]: keys(i["KeySchema"]) for i in props.get("GlobalSecondaryIndexes", [])
+        }
         assert indexes == {i.name: [k.name for k in (i.pk, i.sk) if k] for i in spec.indexes}
         ttl = props.get("TimeToLiveSpecification")
         assert (ttl == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}) == spec.ttl, name
         (replica,) = props["Replicas"]
-        pitr = replica.get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled", False)
+        pitr = replica.get("PointInTimeRecoverySpecification", {}).get(
+            "PointInTimeRecoveryEnabled", False
+        )
         assert pitr == spec.point_in_time_recovery, name
         assert "TableName" not in props  # physical names travel through env vars
 
@@ -43,8 +49,10 @@ def _bucket_policy_denies_insecure_transport(synth: Synth, bucket_label: str) ->
         if render(policy["Properties"]["Bucket"]) != f"<{bucket_label}>":
             continue
         for st in policy["Properties"]["PolicyDocument"]["Statement"]:
-            if st["Effect"] == "Deny" and st.get("Condition", {}).get("Bool", {}).get(
-                "aws:SecureTransport") == "false":
+            if (
+                st["Effect"] == "Deny"
+                and st.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+            ):
                 return True
     return False
 
@@ -63,8 +71,11 @@ def test_buckets_are_private_encrypted_tls_only(synth: Synth) -> None:
 
 
 def test_lifecycle_rules_expire_job_outputs_and_cache_per_context(synth: Synth) -> None:
-    (data,) = [v["Properties"] for k, v in synth.of_type("AWS::S3::Bucket").items()
-               if label(k) == "StorageData"]
+    (data,) = [
+        v["Properties"]
+        for k, v in synth.of_type("AWS::S3::Bucket").items()
+        if label(k) == "StorageData"
+    ]
     rules = {r.get("Prefix"): r for r in data["LifecycleConfiguration"]["Rules"]}
     assert rules[BlobPrefix.JOBS.value]["ExpirationInDays"] == CONTEXT["retention_days"]
     for prefix in (BlobPrefix.CACHE_BODIES, BlobPrefix.CACHE_MARKDOWN):
@@ -73,9 +84,11 @@ def test_lifecycle_rules_expire_job_outputs_and_cache_per_context(synth: Synth) 
 
 
 def functions(synth: Synth) -> dict[str, dict[str, Any]]:
-    return {label(k).removeprefix("Pipeline").lower(): v["Properties"]
-            for k, v in synth.of_type("AWS::Lambda::Function").items()
-            if label(k).startswith("Pipeline")}
+    return {
+        label(k).removeprefix("Pipeline").lower(): v["Properties"]
+        for k, v in synth.of_type("AWS::Lambda::Function").items()
+        if label(k).startswith("Pipeline")
+    }
 
 
 def test_functions_runtime_arch_logs_tracing_memory_timeout(synth: Synth) -> None:
@@ -121,7 +134,10 @@ def test_processor_failures_go_to_the_dlq_after_retries(synth: Synth) -> None:
     (config,) = [v["Properties"] for v in synth.of_type("AWS::Lambda::EventInvokeConfig").values()]
     assert render(config["FunctionName"]) == "<PipelineProcessor>"
     assert config["MaximumRetryAttempts"] == 2
-    assert render(config["DestinationConfig"]["OnFailure"]["Destination"]) == "<PipelineProcessorDlq.Arn>"
+    assert (
+        render(config["DestinationConfig"]["OnFailure"]["Destination"])
+        == "<PipelineProcessorDlq.Arn>"
+    )
     (queue,) = synth.of_type("AWS::SQS::Queue").values()
     assert queue["Properties"]["SqsManagedSseEnabled"] is True
 
@@ -156,9 +172,12 @@ def test_every_rest_route_exists_and_requires_an_api_key(synth: Synth) -> None:
 
 def test_post_jobs_validates_its_body_against_the_model(synth: Synth) -> None:
     paths = rest_paths(synth)
-    (post,) = [m["Properties"] for m in synth.of_type("AWS::ApiGateway::Method").values()
-               if m["Properties"]["HttpMethod"] == "POST"
-               and paths.get(m["Properties"]["ResourceId"].get("Ref")) == "/jobs"]
+    (post,) = [
+        m["Properties"]
+        for m in synth.of_type("AWS::ApiGateway::Method").values()
+        if m["Properties"]["HttpMethod"] == "POST"
+        and paths.get(m["Properties"]["ResourceId"].get("Ref")) == "/jobs"
+    ]
     validator = synth.props(post["RequestValidatorId"]["Ref"])
     assert validator["ValidateRequestBody"] is True
     model = synth.props(post["RequestModels"]["application/json"]["Ref"])
@@ -185,7 +204,9 @@ def test_rest_stage_has_access_logs_tracing_and_execution_logs(synth: Synth) -> 
 
 
 def test_websocket_routes_go_to_the_websocket_function_and_log(synth: Synth) -> None:
-    routes = {r["Properties"]["RouteKey"] for r in synth.of_type("AWS::ApiGatewayV2::Route").values()}
+    routes = {
+        r["Properties"]["RouteKey"] for r in synth.of_type("AWS::ApiGatewayV2::Route").values()
+    }
     assert routes == set(WS_ROUTES)
     for integration in synth.of_type("AWS::ApiGatewayV2::Integration").values():
         assert "<PipelineWebsocket.Arn>" in render(integration["Properties"]["IntegrationUri"])
@@ -194,8 +215,10 @@ def test_websocket_routes_go_to_the_websocket_function_and_log(synth: Synth) -> 
 
 
 def alarms(synth: Synth) -> dict[str, dict[str, Any]]:
-    return {label(k).removeprefix("Observability"): v["Properties"]
-            for k, v in synth.of_type("AWS::CloudWatch::Alarm").items()}
+    return {
+        label(k).removeprefix("Observability"): v["Properties"]
+        for k, v in synth.of_type("AWS::CloudWatch::Alarm").items()
+    }
 
 
 def dims(props: dict[str, Any]) -> dict[str, str]:
@@ -208,9 +231,15 @@ def test_alarms_watch_the_right_metrics_and_notify_the_topic(synth: Synth) -> No
         assert [render(a) for a in props["AlarmActions"]] == ["<ObservabilityAlarms>"]
         assert props["Threshold"] == 1
     dlq = found["ProcessorDlqDepth"]
-    assert (dlq["Namespace"], dlq["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert (dlq["Namespace"], dlq["MetricName"]) == (
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+    )
     assert dims(dlq) == {"QueueName": "<PipelineProcessorDlq.QueueName>"}
-    for name, metric in (("ExecutionsFailed", "ExecutionsFailed"), ("ExecutionsTimedOut", "ExecutionsTimedOut")):
+    for name, metric in (
+        ("ExecutionsFailed", "ExecutionsFailed"),
+        ("ExecutionsTimedOut", "ExecutionsTimedOut"),
+    ):
         assert (found[name]["Namespace"], found[name]["MetricName"]) == ("AWS/States", metric)
         assert dims(found[name]) == {"StateMachineArn": "<PipelineJobsMachine>"}
     for fn in FUNCTIONS:

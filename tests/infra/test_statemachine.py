@@ -16,7 +16,14 @@ PLACEHOLDER = "${function:orchestrator}"
 def test_only_plain_states_that_moto_interprets(synth: Synth) -> None:
     asl = state_machine_definition(synth.template)
     assert asl["StartAt"] == "Orchestrate"
-    assert {s["Type"] for s in asl["States"].values()} <= {"Task", "Choice", "Wait", "Pass", "Fail", "Succeed"}
+    assert {s["Type"] for s in asl["States"].values()} <= {
+        "Task",
+        "Choice",
+        "Wait",
+        "Pass",
+        "Fail",
+        "Succeed",
+    }
     for name in TASKS:
         assert asl["States"][name]["Resource"] == PLACEHOLDER  # payload-response-only invoke
 
@@ -26,7 +33,10 @@ def test_task_payloads(synth: Synth) -> None:
     assert states["Orchestrate"]["Parameters"] == {"step": "orchestrate", "job_id.$": "$.job_id"}
     assert states["Finalize"]["Parameters"] == {"step": "finalize", "job_id.$": "$.job_id"}
     assert states["MarkFailed"]["Parameters"] == {
-        "step": "fail", "job_id.$": "$.job_id", "error.$": "$.error"}
+        "step": "fail",
+        "job_id.$": "$.job_id",
+        "error.$": "$.error",
+    }
 
 
 def test_loops_and_choices(synth: Synth) -> None:
@@ -48,20 +58,28 @@ def test_retries_on_lambda_service_errors_with_backoff(synth: Synth) -> None:
     for name in TASKS:
         (retry,) = states[name]["Retry"]
         assert retry["ErrorEquals"] == list(SERVICE_ERRORS)
-        assert retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3 and retry["IntervalSeconds"] >= 1
+        assert (
+            retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3 and retry["IntervalSeconds"] >= 1
+        )
 
 
 def test_failures_are_caught_and_marked(synth: Synth) -> None:
     states = state_machine_definition(synth.template)["States"]
     for name in ("Orchestrate", "Finalize"):
         (catch,) = states[name]["Catch"]
-        assert catch == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "MarkFailed"}
+        assert catch == {
+            "ErrorEquals": ["States.ALL"],
+            "ResultPath": "$.error",
+            "Next": "MarkFailed",
+        }
     (catch,) = states["MarkFailed"]["Catch"]
     assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "Failed"
 
 
 def test_logging_all_and_tracing(synth: Synth) -> None:
-    (machine,) = [v["Properties"] for v in synth.of_type("AWS::StepFunctions::StateMachine").values()]
+    (machine,) = [
+        v["Properties"] for v in synth.of_type("AWS::StepFunctions::StateMachine").values()
+    ]
     assert machine["LoggingConfiguration"]["Level"] == "ALL"
     assert machine["TracingConfiguration"] == {"Enabled": True}
     assert machine["StateMachineType"] == "STANDARD"
@@ -69,8 +87,11 @@ def test_logging_all_and_tracing(synth: Synth) -> None:
 
 def test_definition_json_substitutes_arns_and_shortens_waits(synth: Synth) -> None:
     arn = "arn:aws:lambda:us-east-1:123456789012:function:orchestrator"
-    asl = json.loads(definition_json(synth.template, {"orchestrator": arn},
-                                     wait_seconds=0, retry_interval_seconds=0))
+    asl = json.loads(
+        definition_json(
+            synth.template, {"orchestrator": arn}, wait_seconds=0, retry_interval_seconds=0
+        )
+    )
     for name in TASKS:
         assert asl["States"][name]["Resource"] == arn
         assert asl["States"][name]["Retry"][0]["IntervalSeconds"] == 0

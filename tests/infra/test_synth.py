@@ -27,7 +27,9 @@ def test_cfn_lint_passes(synth: Synth) -> None:
     cfn_lint = Path(sys.executable).with_name("cfn-lint")
     done = subprocess.run(
         [str(cfn_lint), "--ignore-checks", *IGNORED_CFN_LINT, "--", str(template)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -46,7 +48,8 @@ def test_every_acknowledgement_names_an_exact_finding_that_occurs(synth: Synth) 
     declared = {
         (path.lstrip("/"), rule_id): reason
         for path, entries in synth.metadata.items()
-        for entry in entries if entry["type"] == "aws:cdk:acknowledged-rules"
+        for entry in entries
+        if entry["type"] == "aws:cdk:acknowledged-rules"
         for rule_id, reason in entry["data"].items()
     }
     assert declared, "no acknowledgements found in the metadata"
