@@ -16,13 +16,23 @@ from dataclasses import dataclass
 import lxml.html
 from bs4 import BeautifulSoup, NavigableString, Tag
 from lxml.html import HtmlElement
-from markdownify import ATX, BACKSLASH, MarkdownConverter
+from bs4 import Comment, Doctype
+from markdownify import (
+    ATX,
+    BACKSLASH,
+    MarkdownConverter,
+    re_extract_newlines,
+    re_html_heading,
+    should_remove_whitespace_inside,
+    should_remove_whitespace_outside,
+)
 
 from . import selectors as sel
 from .extract import select
 
 LANG_ATTR = "data-mdcrawl-lang"
 LABEL_ATTR = "data-mdcrawl-label"
+SIGNATURE_ATTR = "data-mdcrawl-sig"
 
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush)-(.+)$")
 # Sphinx writes "highlight-default" for its default lexer, which is Python's.
@@ -44,6 +54,8 @@ _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 _STARTS_BLOCK = re.compile(r"^(?:#{1,6} |[-*+] |\d+[.)] |\x02|\||>|`{3})")
 _BLOCK_TAGS = {"ul", "ol", "pre", "table", "dl", "blockquote", "h1", "h2", "h3", "h4",
                "h5", "h6"}
+_CONVERTER_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan", "start",
+                    LANG_ATTR, LABEL_ATTR, SIGNATURE_ATTR}
 _HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
 
 
@@ -62,6 +74,9 @@ def annotate(region: HtmlElement) -> None:
         lang = code_language(pre)
         if lang:
             pre.set(LANG_ATTR, lang)
+    for dt in region.iter("dt"):
+        if is_signature(dt):
+            dt.set(SIGNATURE_ATTR, "1")
     for css in sel.ADMONITION:
         for box in select(region, css):
             if box.get(LABEL_ATTR) is None:
@@ -147,7 +162,22 @@ class DocsConverter(MarkdownConverter):
             return self._placeholder(fence(node.get_text(), node.get(LANG_ATTR) or ""))
         if node.name == "table":
             return self._table(node, parent_tags or set())
-        return super().process_tag(node, parent_tags)
+        return self._process_children(node, parent_tags or set())
+
+    def _process_children(self, node: Tag, parent_tags: set[str]) -> str:
+        """markdownify's process_tag, minus its per-tag ``find_parent("pre")`` walk (a
+        third of the conversion time): a <pre> never reaches here, it is fenced whole."""
+        remove_inside = should_remove_whitespace_inside(node)
+        children = [el for el in node.children if not _ignorable(el, remove_inside)]
+        tags = parent_tags | {node.name}
+        if node.name in _INLINE_CONTEXT or re_html_heading.match(node.name):
+            tags.add("_inline")
+        if node.name in _NOFORMAT:
+            tags.add("_noformat")
+        strings = [s for s in (self.process_element(el, tags) for el in children) if s]
+        text = _join_blocks(strings)
+        convert = self.get_conv_fn_cached(node.name)
+        return convert(node, text, parent_tags=parent_tags) if convert else text
 
     def _placeholder(self, block: str) -> str:
         self.blocks.append(block)
@@ -202,7 +232,7 @@ class DocsConverter(MarkdownConverter):
         return super().convert_blockquote(el, text, parent_tags)
 
     def convert_dt(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        if is_signature(el):
+        if el.get(SIGNATURE_ATTR):
             text = code_span(" ".join(el.get_text().replace("¶", "").split()))
         else:
             text = " ".join(text.split())
@@ -234,6 +264,37 @@ class DocsConverter(MarkdownConverter):
         return super().convert_a(el, text, parent_tags)
 
 
+_INLINE_CONTEXT = {"td", "th"}
+_NOFORMAT = {"pre", "code", "kbd", "samp"}
+
+
+def _ignorable(el: object, remove_inside: bool) -> bool:
+    """Comments, and whitespace-only text at the edges of or between blocks."""
+    if isinstance(el, Tag):
+        return False
+    if isinstance(el, (Comment, Doctype)) or not isinstance(el, NavigableString):
+        return True
+    if el.strip():
+        return False
+    if remove_inside and (not el.previous_sibling or not el.next_sibling):
+        return True
+    return should_remove_whitespace_outside(el.previous_sibling) or should_remove_whitespace_outside(
+        el.next_sibling
+    )
+
+
+def _join_blocks(strings: list[str]) -> str:
+    """Join child outputs, merging newlines at their edges to at most one blank line."""
+    out = [""]
+    for piece in strings:
+        leading, content, trailing = re_extract_newlines.match(piece).groups()  # type: ignore[union-attr]
+        if out[-1] and leading:
+            previous = out.pop()
+            leading = "\n" * min(2, max(len(previous), len(leading)))
+        out.extend([leading, content, trailing])
+    return "".join(out)
+
+
 def fence(code: str, lang: str) -> str:
     """A fence longer than any backtick run in the code, so the code stays verbatim."""
     code = code.strip("\n")
@@ -249,10 +310,9 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}" if text else ""
 
 
-def is_signature(dt: Tag) -> bool:
+def is_signature(dt: HtmlElement) -> bool:
     """Sphinx API signatures: ``dt.sig`` (Sphinx >= 4) or a dt holding ``.descname``."""
-    classes = dt.get("class") or []
-    return "sig" in classes or dt.find(class_="descname") is not None
+    return "sig" in (dt.get("class") or "").split() or bool(dt.find_class("descname"))
 
 
 def table_rows(table: Tag) -> list[Tag]:
@@ -317,14 +377,25 @@ def html_table(table: Tag) -> str:
 def render_markdown(region: HtmlElement) -> Markdown:
     """Markdown for a pruned, link-absolute content region."""
     annotate(region)
+    _strip_attributes(region)
     html = lxml.html.tostring(region, encoding="unicode")
-    soup = BeautifulSoup(html, "lxml")
+    # Class lists stay plain strings: splitting every one costs more than it serves.
+    soup = BeautifulSoup(html, "lxml", multi_valued_attributes=None)
     converter = DocsConverter()
     body = converter.convert_soup(soup)
     body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
     prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
     text = _restore_blocks(body, converter.blocks)
     return Markdown(text, len(_WORD.findall(prose)))
+
+
+def _strip_attributes(region: HtmlElement) -> None:
+    """Drop attributes the converter never reads: the second parse then has less to do."""
+    for element in region.iter():
+        attrib = getattr(element, "attrib", None)
+        if attrib:
+            for name in [n for n in attrib if n not in _CONVERTER_ATTRS]:
+                del attrib[name]
 
 
 def _restore_blocks(text: str, blocks: list[str]) -> str:

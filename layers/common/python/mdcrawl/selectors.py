@@ -7,7 +7,9 @@ that region, ``nav`` the containers of the site's own navigation links. Specific
 come before the generic rule of their generator (furo before plain Sphinx). When no
 generator is recognised, ``STRUCTURAL`` selectors are tried, then readability.
 
-Every selector is CSS (compiled once by ``extract.compiled``). Rules must stay general:
+Every selector is CSS. ``markers`` and ``drop`` must be simple compounds
+(``tag#id.class[attr=value]``, no combinators): they are matched in one pass over the
+tree (``extract.SelectorSet``); ``content`` and ``nav`` may be any CSS. Rules must stay general:
 a selector earns its place by describing a generator, never one page.
 """
 
@@ -46,8 +48,7 @@ _SPHINX_DROP = (
     ".viewcode-link", ".viewcode-back",
 )
 _SPHINX_MARKERS = (
-    "script#documentation_options", "script[src$='documentation_options.js']",
-    "link[rel=index][href$='genindex.html']", "div.sphinxsidebar", "a.headerlink",
+    "script#documentation_options", "link[rel=index]", "div.sphinxsidebar", "a.headerlink",
 )
 _SPHINX_NAV = (
     ".sphinxsidebarwrapper .toctree-l1 > a", ".sphinxsidebar .toctree-l1 > a",
@@ -57,7 +58,7 @@ _SPHINX_NAV = (
 GENERATORS: tuple[GeneratorRule, ...] = (
     GeneratorRule(
         name="sphinx-furo",
-        markers=("body > .page > .main > .content article[role=main]", "div.sidebar-tree"),
+        markers=("div.sidebar-tree", "aside.sidebar-drawer"),
         content=("article[role=main]",),
         drop=_SPHINX_DROP + (".edit-this-page", ".view-this-page", ".content-icon-container"),
         nav=(".sidebar-tree a.reference",),
@@ -70,7 +71,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         nav=("nav.bd-docs-nav a.reference", ".bd-sidenav a"),
     ),
     GeneratorRule(
-        name="sphinx-rtd",
+        name="readthedocs",  # sphinx_rtd_theme, and MkDocs' theme of the same look
         markers=("div.wy-nav-content", "div.rst-content", "nav.wy-nav-side"),
         content=("div[itemprop=articleBody]", ".rst-content div[role=main]", ".rst-content"),
         drop=_SPHINX_DROP + (".rst-breadcrumbs-buttons", ".wy-breadcrumbs"),
@@ -86,18 +87,12 @@ GENERATORS: tuple[GeneratorRule, ...] = (
     ),
     GeneratorRule(
         name="mkdocs-material",
-        markers=("div.md-container", "body[data-md-color-scheme]"),
+        markers=("div.md-container", "div.md-content"),
         generator="mkdocs-material",
         content=("article.md-content__inner", "div.md-content"),
         drop=("a.md-content__button", ".md-source-file", ".md-feedback", ".md-clipboard",
               ".md-footer", ".md-top"),
         nav=("nav.md-nav--primary a.md-nav__link",),
-    ),
-    GeneratorRule(
-        name="mkdocs-rtd",  # MkDocs' bundled readthedocs theme
-        markers=("div.wy-nav-content .section[itemprop=articleBody]",),
-        content=("div[itemprop=articleBody]", "div[role=main]"),
-        nav=(".wy-menu-vertical a",),
     ),
     GeneratorRule(
         name="mkdocs",
@@ -118,7 +113,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
     ),
     GeneratorRule(
         name="mdbook",
-        markers=("#sidebar ol.chapter", "#menu-bar", "div#mdbook-help-container"),
+        markers=("ol.chapter", "#menu-bar", "div#mdbook-help-container"),
         generator="mdbook",
         content=("#content main", "main"),
         drop=(".nav-chapters", ".mobile-nav-chapters", ".buttons", "a.header"),
@@ -142,7 +137,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
     ),
     GeneratorRule(
         name="rustdoc",
-        markers=("body.rustdoc", "nav.sidebar .sidebar-elems"),
+        markers=("body.rustdoc", "div.sidebar-elems"),
         generator="rustdoc",
         content=("#main-content", "main"),
         drop=("a.srclink", "a.src", ".rightside", ".out-of-band", "a.anchor",
@@ -185,7 +180,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
     ),
     GeneratorRule(
         name="asciidoctor",
-        markers=("body.article > #header + #content", "div#footer-text"),
+        markers=("div#footer-text",),
         generator="asciidoctor",
         content=("#content",),
         drop=("#footer", "a.anchor"),
