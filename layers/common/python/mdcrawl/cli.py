@@ -15,6 +15,7 @@ from .adapters.local.terminal import make_reporter
 from .errors import InvalidInput
 from .models import CrawlOptions, JobStatus
 from .runtime.local import LocalRun, RunResult, run_crawl
+from .serve import cli_commands as serve_commands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULTS = CrawlOptions()
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mdcrawl {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_crawl(commands)
+    serve_commands.register(commands)  # serve, submit, watch (mdcrawl[serve])
     return parser
 
 
