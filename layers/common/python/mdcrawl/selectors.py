@@ -9,7 +9,8 @@ generator is recognised, ``STRUCTURAL`` selectors are tried, then readability.
 
 Every selector is CSS. ``markers`` and ``drop`` must be simple compounds
 (``tag#id.class[attr=value]``, no combinators): they are matched in one pass over the
-tree (``extract.SelectorSet``); ``content`` and ``nav`` may be any CSS. Rules must stay general:
+tree (``extract.SelectorSet``); ``content`` and ``nav`` may be any CSS; a ``nav`` entry that is a selector group
+("a, b") yields its links in document order, separate entries are alternatives. Rules must stay general:
 a selector earns its place by describing a generator, never one page.
 """
 
@@ -48,7 +49,7 @@ _SPHINX_DROP = (
     ".viewcode-link", ".viewcode-back",
 )
 _SPHINX_MARKERS = (
-    "script#documentation_options", "link[rel=index]", "div.sphinxsidebar", "a.headerlink",
+    "script#documentation_options", "link[rel=index]", "div.sphinxsidebar", "div.bodywrapper",
 )
 _SPHINX_NAV = (
     ".sphinxsidebarwrapper .toctree-l1 > a", ".sphinxsidebar .toctree-l1 > a",
@@ -100,7 +101,8 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         generator="mkdocs",
         content=("div[role=main]", "main", "#main-content"),
         drop=(".bs-sidebar",),
-        nav=(".navbar-nav a.dropdown-item", ".navbar-nav > li > a.nav-link:not(.dropdown-toggle)"),
+        # One group: top-level links and dropdown items interleave in reading order.
+        nav=(".navbar-nav a.dropdown-item, .navbar-nav > li > a.nav-link:not(.dropdown-toggle)",),
     ),
     GeneratorRule(
         name="docusaurus",
