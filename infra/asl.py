@@ -4,7 +4,7 @@ Functions interpreter). Pure JSON work, no CDK import: read the template, resolv
 
     template = load_template()                      # cdk.out/Mdcrawl.template.json
     asl = definition_json(template, {"orchestrator": fn_arn}, wait_seconds=0,
-                          retry_interval_seconds=0)
+                          retry_interval_seconds=1)
     sfn.create_state_machine(name="jobs", definition=asl, roleArn=role)
 """
 
@@ -78,7 +78,10 @@ def definition_json(
     retry_interval_seconds: int | None = None,
 ) -> str:
     """The ASL with real ARNs; optionally with shorter Wait states and retry intervals
-    (moto's interpreter sleeps for real)."""
+    (moto's interpreter sleeps for real; retries only happen on Lambda service errors,
+    so a run without them never waits on a retry interval)."""
+    if retry_interval_seconds is not None and retry_interval_seconds < 1:
+        raise ValueError("ASL retry intervals are whole seconds, at least 1")
     asl = state_machine_definition(template, function_arns)
     for state in asl["States"].values():
         if wait_seconds is not None and state["Type"] == "Wait":

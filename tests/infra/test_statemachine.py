@@ -89,10 +89,10 @@ def test_definition_json_substitutes_arns_and_shortens_waits(synth: Synth) -> No
     arn = "arn:aws:lambda:us-east-1:123456789012:function:orchestrator"
     asl = json.loads(
         definition_json(
-            synth.template, {"orchestrator": arn}, wait_seconds=0, retry_interval_seconds=0
+            synth.template, {"orchestrator": arn}, wait_seconds=0, retry_interval_seconds=1
         )
     )
     for name in TASKS:
         assert asl["States"][name]["Resource"] == arn
-        assert asl["States"][name]["Retry"][0]["IntervalSeconds"] == 0
+        assert asl["States"][name]["Retry"][0]["IntervalSeconds"] == 1
     assert all(s["Seconds"] == 0 for s in asl["States"].values() if s["Type"] == "Wait")
