@@ -200,7 +200,9 @@ def _readability_region(root: HtmlElement, html: str) -> HtmlElement:
 
 def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[str, ...]:
     """The site's navigation links in reading order: absolute, no fragment, no repeats."""
-    candidates = (rule.nav if rule else ()) + sel.GENERIC_NAV
+    # A recognised generator's own nav or nothing: its other link bars (Sphinx's
+    # "related" bar: index, modules, next) would scramble the reading order.
+    candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
     for css in candidates:
         links = _unique_links(select(root, css), base)

@@ -1,0 +1,104 @@
+"""Generator detection, region choice, pruning and nav, on vendored real pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mdcrawl import selectors as sel
+from mdcrawl.extract import (
+    SelectorSet,
+    detect_generator,
+    extract_page,
+    page_base_url,
+    parse_html,
+    select,
+)
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+def load(name: str):
+    html = (PAGES / name).read_text(encoding="utf-8")
+    return parse_html(html), html
+
+
+@pytest.mark.parametrize(
+    ("name", "generator"),
+    [
+        ("requests/quickstart.html", "sphinx"),
+        ("flask/quickstart.html", "sphinx"),
+        ("mkdocs/cli.html", "mkdocs"),
+        ("rustdoc/struct.Span.html", "rustdoc"),
+        ("rustdoc/detection.rs.html", "rustdoc"),
+    ],
+)
+def test_generator_detected(name, generator):
+    root, _ = load(name)
+    rule = detect_generator(root)
+    assert rule is not None and rule.name == generator
+
+
+def test_region_excludes_sidebar_and_footer():
+    root, html = load("requests/quickstart.html")
+    extraction = extract_page(root, html, "https://r.example/user/quickstart.html")
+    text = extraction.region.text_content()
+    assert "Make a Request" in text
+    assert "Quick search" not in text and "Kenneth Reitz Project" not in text
+    assert not select(extraction.region, "a.headerlink")
+
+
+def test_rustdoc_source_links_and_anchors_are_dropped():
+    root, html = load("rustdoc/struct.Span.html")
+    region = extract_page(root, html, "https://docs.rs/proc-macro2/struct.Span.html").region
+    assert not select(region, "a.srclink") and not select(region, "a.anchor")
+    assert "Struct proc_macro2::Span" in " ".join(region.find(".//h1").text_content().split())
+
+
+def test_rustdoc_line_number_gutter_is_dropped():
+    root, html = load("rustdoc/detection.rs.html")
+    region = extract_page(root, html, "https://docs.rs/src/proc_macro2/detection.rs.html").region
+    pres = list(region.iter("pre"))
+    assert len(pres) == 1 and pres[0].text_content().lstrip().startswith("use core::")
+
+
+def test_links_resolved_against_base_href():
+    root = parse_html('<html><head><base href="/docs/v2/"></head><body><main>'
+                      '<p><a href="guide.html">guide</a> <img src="img/a.png" alt="A"></p>'
+                      "</main></body></html>")
+    assert page_base_url(root, "https://x.example/index.html") == "https://x.example/docs/v2/"
+    region = extract_page(root, "", "https://x.example/index.html").region
+    assert region.find(".//a").get("href") == "https://x.example/docs/v2/guide.html"
+    assert region.find(".//img").get("src") == "https://x.example/docs/v2/img/a.png"
+
+
+def test_selector_set_agrees_with_cssselect():
+    """The one-pass matcher must find exactly what lxml.cssselect finds."""
+    for name in ("requests/quickstart.html", "mkdocs/writing-your-docs.html",
+                 "rustdoc/struct.Span.html"):
+        root, _ = load(name)
+        drops = sel.COMMON_DROP + tuple(d for rule in sel.GENERATORS for d in rule.drop)
+        fast = set(SelectorSet(drops).find(root))
+        slow = {el for css in drops for el in select(root, css)}
+        assert fast == slow and fast
+
+
+def test_every_marker_and_drop_is_a_simple_compound():
+    selectors = [s for rule in sel.GENERATORS for s in rule.markers + rule.drop]
+    assert not SelectorSet(tuple(selectors) + sel.COMMON_DROP).complex
+
+
+def test_nav_from_the_index_toctree_in_document_order():
+    root, html = load("flask/index.html")
+    anchors = [a.get("href") for a in select(root, ".toctree-wrapper a.reference.internal")]
+    nav = extract_page(root, html, "https://flask.example/index.html").nav
+    expected = list(dict.fromkeys(f"https://flask.example/{h.split('#')[0]}" for h in anchors))
+    assert list(nav) == expected and len(nav) > 20
+
+
+def test_nav_skips_a_sidebar_that_only_lists_this_page():
+    root, html = load("requests/quickstart.html")
+    nav = extract_page(root, html, "https://r.example/user/quickstart.html").nav
+    assert nav != ("https://r.example/user/quickstart.html",)
+    assert "https://r.example/genindex.html" not in nav  # the "related" bar is not nav
