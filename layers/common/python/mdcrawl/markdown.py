@@ -44,7 +44,7 @@ _ADMONITION_KINDS = (
     "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
     "attention", "info", "seealso", "todo", "deprecated", "example", "success", "question",
 )
-_LANG_SEARCH_DEPTH = 3  # pre -> div.highlight -> div.highlight-python
+_LANG_SEARCH_DEPTH = 5  # pre -> div.highlight -> div.highlight-python, plus line-number tables
 
 _PLACEHOLDER = re.compile(r"^(.*?)\x02(\d+)\x03[ \t]*$", re.MULTILINE)
 _BLANK_RUNS = re.compile(r"\n{3,}")

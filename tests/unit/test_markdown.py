@@ -1,0 +1,121 @@
+"""The markdown renderer: code, tables, admonitions, definition lists, images."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from mdcrawl.convert import convert_html
+from mdcrawl.extract import extract_page, parse_html
+from mdcrawl.markdown import render_markdown
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+def render(body: str, url: str = "https://x.example/docs/page.html") -> str:
+    """Render a fragment the way convert_html does (region = <main>)."""
+    root = parse_html(f"<html><body><main>{body}</main></body></html>")
+    return render_markdown(extract_page(root, "", url).region).text
+
+
+def fixture(name: str, url: str) -> str:
+    return convert_html((PAGES / name).read_bytes(), url).markdown
+
+
+def test_code_keeps_whitespace_and_is_not_escaped():
+    code = "def f(x):\n    return x * 2  # *not* emphasis_\n\n\n    # after blank lines"
+    md = render(f'<div class="highlight-python"><div class="highlight"><pre>{code}</pre></div></div>')
+    assert f"```python\n{code}\n```" in md
+
+
+def test_fence_outgrows_backticks_in_the_code():
+    md = render('<pre><code class="language-markdown">```py\nprint(1)\n```</code></pre>')
+    assert md.startswith("````markdown\n```py\nprint(1)\n```\n````")
+
+
+def test_languages_from_the_markup_of_real_generators():
+    sphinx = fixture("flask/quickstart.html", "https://f.example/quickstart.html")
+    mkdocs = fixture("mkdocs/writing-your-docs.html", "https://m.example/w.html")
+    rust = fixture("rustdoc/struct.Span.html", "https://d.example/struct.Span.html")
+    assert "```python\nfrom flask import Flask" in sphinx  # div.highlight-python wrapper
+    assert re.search(r"^```(yaml|yml)$", mkdocs, re.MULTILINE)  # code.language-yaml
+    assert "```rust\npub struct Span" in rust  # pre.rust
+
+
+def test_pygments_line_number_table_keeps_only_code():
+    table = highlight("a = 1\nb = 2\n", PythonLexer(), HtmlFormatter(linenos="table"))
+    md = render(f'<div class="highlight-python">{table}</div>')
+    assert "```python\na = 1\nb = 2\n```" in md
+    assert "|" not in md and not re.search(r"^1$", md, re.MULTILINE)
+
+
+def test_inline_code_in_backticks():
+    assert "Call `get()` and `` a`b `` now" in render("<p>Call <code>get()</code> and <code>a`b</code> now</p>")
+
+
+def test_gfm_table_keeps_every_cell_and_escapes_pipes():
+    md = render("<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody>"
+                "<tr><td><code>a|b</code></td><td>one\nline<br>two</td></tr>"
+                "<tr><td>c</td><td></td></tr></tbody></table>")
+    assert "| Name | Meaning |\n| --- | --- |" in md
+    assert r"| `a\|b` | one line two |" in md
+    assert "| c |  |" in md
+
+
+def test_tables_gfm_cannot_hold_stay_html():
+    spanned = render('<table><tr><td colspan="2">wide</td></tr><tr><td>a</td><td>b</td></tr></table>')
+    listed = render("<table><tr><th>k</th></tr><tr><td><ul><li>x</li><li>y</li></ul></td></tr></table>")
+    assert '<td colspan="2">wide</td>' in spanned and "| wide" not in spanned
+    assert "<table>" in listed and "<li>x</li>" in listed
+
+
+def test_real_mkdocs_cli_tables():
+    md = fixture("mkdocs/cli.html", "https://www.mkdocs.org/user-guide/cli.html")
+    assert "| Name | Type | Description | Default |" in md
+    assert "| `-V`, `--version` | boolean | Show the version and exit. | `False` |" in md
+
+
+def test_sphinx_genindex_layout_table_becomes_lists():
+    md = fixture("requests/genindex.html", "https://r.example/genindex.html")
+    assert "<table" not in md and "| ---" not in md
+    assert "- [AuthBase (class in requests.auth)](https://r.example/api.html#requests.auth.AuthBase)" in md
+
+
+def test_admonitions_become_labelled_blockquotes():
+    md = fixture("flask/quickstart.html", "https://f.example/quickstart.html")
+    assert re.search(r"^> \*\*Application Discovery Behavior:\*\* As a shortcut", md, re.MULTILINE)
+    assert re.search(r"^> \*\*Warning:\*\* ", md, re.MULTILINE)
+    heading_first = render('<div class="admonition note"><p class="admonition-title">New</p>'
+                           "<h5>Sub</h5><p>text</p></div>")
+    assert "> **New:**\n>\n> ##### Sub" in heading_first
+
+
+def test_code_inside_admonition_keeps_the_quote_prefix():
+    md = render('<div class="admonition tip"><p>Run:</p><pre class="language-sh">a\n\nb</pre></div>')
+    assert "> **Tip:** Run:\n>\n> ```sh\n> a\n>\n> b\n> ```" in md
+
+
+def test_sphinx_api_signatures_are_readable_code_lines():
+    md = fixture("requests/api.html", "https://r.example/api.html")
+    assert "\n`requests.request(method, url, **kwargs)`\n" in md
+    assert "\n`class requests.Session`\n" in md
+    assert "**Parameters**" in md
+
+
+def test_plain_definition_list_keeps_term_and_definition():
+    md = render("<dl><dt>Term</dt><dd><p>Meaning of it.</p></dd></dl>")
+    assert "**Term**\n\nMeaning of it." in md
+
+
+def test_images_keep_alt_and_absolute_url():
+    md = render('<p><img src="../img/logo.png" alt="The logo"></p>')
+    assert "![The logo](https://x.example/img/logo.png)" in md
+
+
+def test_headings_are_atx():
+    md = render("<h2>Setup</h2><p>x</p><h3>More <em>detail</em></h3>")
+    assert "## Setup" in md and "### More *detail*" in md and "---" not in md
