@@ -15,6 +15,7 @@ from .nag import acknowledge
 # (method, path) -> the api function. {id} is the job id.
 ROUTES = (
     ("POST", "/jobs"),
+    ("GET", "/jobs"),  # the caller's jobs (service.rest lists them by owner)
     ("GET", "/jobs/{id}"),
     ("GET", "/jobs/{id}/result"),
     ("POST", "/jobs/{id}/cancel"),

@@ -216,14 +216,20 @@ class Pipeline(Construct):
         t, b, f = storage.tables, storage.bucket, self.functions
         jobs_prefix = BlobPrefix.JOBS.value
         role = {name: fn.role for name, fn in f.items()}
-        # api: create/read/cancel jobs, seed the frontier, read events and pages,
-        # presign job outputs (a presigned URL carries the signer's permissions).
+        # api: create/list/read/cancel jobs; seed the frontier (dedupe read, order counter,
+        # put); the job.cancelled event; pages and events read; job outputs: presigned
+        # GETs (a presigned URL carries the signer's permissions) and pages.zip, built
+        # on the first request and written next to the other outputs.
         table_access(role["api"], t[Table.JOBS], (*READ, *WRITE), indexes=[JOBS_OWNER_INDEX])
-        table_access(role["api"], t[Table.FRONTIER], ("PutItem", "BatchWriteItem"))
-        table_access(role["api"], t[Table.EVENTS], READ)
+        table_access(role["api"], t[Table.FRONTIER], ("BatchGetItem", *WRITE))
+        table_access(role["api"], t[Table.EVENTS], (*READ, "PutItem"))
         table_access(role["api"], t[Table.PAGES], READ)
         bucket_access(
-            role["api"], b, read=[jobs_prefix], why="The api presigns GET URLs for a job's outputs."
+            role["api"],
+            b,
+            read=[jobs_prefix],
+            write=[jobs_prefix],
+            why="The api presigns GET URLs for a job's outputs and writes its pages.zip.",
         )
         # websocket: connections and subscriptions, backlog of events, job ownership.
         table_access(role["websocket"], t[Table.CONNECTIONS], (*READ, "PutItem", "BatchWriteItem"))
@@ -234,11 +240,14 @@ class Pipeline(Construct):
         table_access(
             role["orchestrator"],
             t[Table.FRONTIER],
-            (*READ, *WRITE, "BatchWriteItem"),
+            (*READ, *WRITE, "BatchGetItem"),
             indexes=[FRONTIER_PENDING_INDEX],
         )
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
-        table_access(role["orchestrator"], t[Table.PAGES], READ)
+        # Recovery of fetched-but-unrecorded pages: page records (failure records) and the
+        # cache entry that names a page's body.
+        table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
+        table_access(role["orchestrator"], t[Table.CACHE], ("GetItem",))
         for name in ("orchestrator", "processor"):
             # Read subscribers, forget connections that went away (Query + BatchWriteItem).
             table_access(
