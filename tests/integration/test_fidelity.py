@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 from markdownify import markdownify
-
 from mdcrawl.fidelity import TARGETS, score_page, score_site
+
 from tests.support.sites import require_site
 
 # Reached: requests 27 pages, flask 77, mkdocs 23, celery 350, cargo 671 - every share

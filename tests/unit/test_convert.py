@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from mdcrawl.convert import convert_html
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
@@ -88,9 +87,11 @@ def test_nav_is_absolute_unique_and_fragment_free():
 
 def test_mkdocs_nav_keeps_reading_order():
     nav = convert_html(page("mkdocs/index.html"), "https://www.mkdocs.org/index.html").nav
-    assert nav.index("https://www.mkdocs.org/getting-started.html") < nav.index(
-        "https://www.mkdocs.org/user-guide/index.html"
-    ) < nav.index("https://www.mkdocs.org/user-guide/installation.html")
+    assert (
+        nav.index("https://www.mkdocs.org/getting-started.html")
+        < nav.index("https://www.mkdocs.org/user-guide/index.html")
+        < nav.index("https://www.mkdocs.org/user-guide/installation.html")
+    )
 
 
 def _latin1_page() -> str:
@@ -106,8 +107,10 @@ def test_latin1_page_decoded_from_its_meta_charset():
 
 
 def test_http_charset_wins_when_given():
-    body = _latin1_page().replace('<meta charset="iso-8859-1" />', "").encode(
-        "latin-1", errors="xmlcharrefreplace"
+    body = (
+        _latin1_page()
+        .replace('<meta charset="iso-8859-1" />', "")
+        .encode("latin-1", errors="xmlcharrefreplace")
     )
     assert "café" in convert_html(body, QUICKSTART_URL, encoding="latin-1").markdown
 
@@ -129,7 +132,10 @@ def test_broken_html_still_converts():
 
 def test_huge_page_converts_completely():
     html = page("requests/quickstart.html").decode("utf-8")
-    start, end = html.index('<section id="make-a-request">'), html.index('<section id="custom-headers">')
+    start, end = (
+        html.index('<section id="make-a-request">'),
+        html.index('<section id="custom-headers">'),
+    )
     huge = html[:start] + html[start:end] * 80 + html[end:]
     assert len(huge) > 1_500_000
     single = convert_html(html, QUICKSTART_URL)
@@ -145,9 +151,13 @@ def test_empty_and_garbage_input():
 
 def test_structural_and_readability_fallbacks():
     prose = "<p>" + "A sentence about the product that is long enough to matter. " * 20 + "</p>"
-    structural = convert_html(f"<html><body><nav><a href='/x'>X link</a></nav><main><h1>T</h1>{prose}</main></body></html>",
-                              "https://x.example/")
-    fallback = convert_html(f"<html><body><div><div>{prose}</div></div></body></html>", "https://x.example/")
+    structural = convert_html(
+        f"<html><body><nav><a href='/x'>X link</a></nav><main><h1>T</h1>{prose}</main></body></html>",
+        "https://x.example/",
+    )
+    fallback = convert_html(
+        f"<html><body><div><div>{prose}</div></div></body></html>", "https://x.example/"
+    )
     assert structural.extractor == "structural:main"
     assert fallback.extractor == "readability"
     assert 1.0 > structural.quality > fallback.quality
@@ -155,7 +165,9 @@ def test_structural_and_readability_fallbacks():
 
 
 def test_redirect_stub_names_its_target():
-    html = ('<html><head><title>Redirecting...</title><meta http-equiv="refresh" '
-            'content="0; url=../dev-guide/plugins.html"></head><body>Redirecting...</body></html>')
+    html = (
+        '<html><head><title>Redirecting...</title><meta http-equiv="refresh" '
+        'content="0; url=../dev-guide/plugins.html"></head><body>Redirecting...</body></html>'
+    )
     md = convert_html(html, "https://www.mkdocs.org/user-guide/plugins.html").markdown
     assert "https://www.mkdocs.org/dev-guide/plugins.html" in md

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from mdcrawl import selectors as sel
 from mdcrawl.extract import (
     SelectorSet,
@@ -64,9 +63,11 @@ def test_rustdoc_line_number_gutter_is_dropped():
 
 
 def test_links_resolved_against_base_href():
-    root = parse_html('<html><head><base href="/docs/v2/"></head><body><main>'
-                      '<p><a href="guide.html">guide</a> <img src="img/a.png" alt="A"></p>'
-                      "</main></body></html>")
+    root = parse_html(
+        '<html><head><base href="/docs/v2/"></head><body><main>'
+        '<p><a href="guide.html">guide</a> <img src="img/a.png" alt="A"></p>'
+        "</main></body></html>"
+    )
     assert page_base_url(root, "https://x.example/index.html") == "https://x.example/docs/v2/"
     region = extract_page(root, "", "https://x.example/index.html").region
     assert region.find(".//a").get("href") == "https://x.example/docs/v2/guide.html"
@@ -75,8 +76,11 @@ def test_links_resolved_against_base_href():
 
 def test_selector_set_agrees_with_cssselect():
     """The one-pass matcher must find exactly what lxml.cssselect finds."""
-    for name in ("requests/quickstart.html", "mkdocs/writing-your-docs.html",
-                 "rustdoc/struct.Span.html"):
+    for name in (
+        "requests/quickstart.html",
+        "mkdocs/writing-your-docs.html",
+        "rustdoc/struct.Span.html",
+    ):
         root, _ = load(name)
         drops = sel.COMMON_DROP + tuple(d for rule in sel.GENERATORS for d in rule.drop)
         fast = set(SelectorSet(drops).find(root))

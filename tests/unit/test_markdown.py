@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
-
 from mdcrawl.convert import convert_html
 from mdcrawl.extract import extract_page, parse_html
 from mdcrawl.markdown import render_markdown
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 
@@ -28,7 +27,9 @@ def fixture(name: str, url: str) -> str:
 
 def test_code_keeps_whitespace_and_is_not_escaped():
     code = "def f(x):\n    return x * 2  # *not* emphasis_\n\n\n    # after blank lines"
-    md = render(f'<div class="highlight-python"><div class="highlight"><pre>{code}</pre></div></div>')
+    md = render(
+        f'<div class="highlight-python"><div class="highlight"><pre>{code}</pre></div></div>'
+    )
     assert f"```python\n{code}\n```" in md
 
 
@@ -54,21 +55,29 @@ def test_pygments_line_number_table_keeps_only_code():
 
 
 def test_inline_code_in_backticks():
-    assert "Call `get()` and `` a`b `` now" in render("<p>Call <code>get()</code> and <code>a`b</code> now</p>")
+    assert "Call `get()` and `` a`b `` now" in render(
+        "<p>Call <code>get()</code> and <code>a`b</code> now</p>"
+    )
 
 
 def test_gfm_table_keeps_every_cell_and_escapes_pipes():
-    md = render("<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody>"
-                "<tr><td><code>a|b</code></td><td>one\nline<br>two</td></tr>"
-                "<tr><td>c</td><td></td></tr></tbody></table>")
+    md = render(
+        "<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody>"
+        "<tr><td><code>a|b</code></td><td>one\nline<br>two</td></tr>"
+        "<tr><td>c</td><td></td></tr></tbody></table>"
+    )
     assert "| Name | Meaning |\n| --- | --- |" in md
     assert r"| `a\|b` | one line two |" in md
     assert "| c |  |" in md
 
 
 def test_tables_gfm_cannot_hold_stay_html():
-    spanned = render('<table><tr><td colspan="2">wide</td></tr><tr><td>a</td><td>b</td></tr></table>')
-    listed = render("<table><tr><th>k</th></tr><tr><td><ul><li>x</li><li>y</li></ul></td></tr></table>")
+    spanned = render(
+        '<table><tr><td colspan="2">wide</td></tr><tr><td>a</td><td>b</td></tr></table>'
+    )
+    listed = render(
+        "<table><tr><th>k</th></tr><tr><td><ul><li>x</li><li>y</li></ul></td></tr></table>"
+    )
     assert '<td colspan="2">wide</td>' in spanned and "| wide" not in spanned
     assert "<table>" in listed and "<li>x</li>" in listed
 
@@ -82,20 +91,27 @@ def test_real_mkdocs_cli_tables():
 def test_sphinx_genindex_layout_table_becomes_lists():
     md = fixture("requests/genindex.html", "https://r.example/genindex.html")
     assert "<table" not in md and "| ---" not in md
-    assert "- [AuthBase (class in requests.auth)](https://r.example/api.html#requests.auth.AuthBase)" in md
+    assert (
+        "- [AuthBase (class in requests.auth)](https://r.example/api.html#requests.auth.AuthBase)"
+        in md
+    )
 
 
 def test_admonitions_become_labelled_blockquotes():
     md = fixture("flask/quickstart.html", "https://f.example/quickstart.html")
     assert re.search(r"^> \*\*Application Discovery Behavior:\*\* As a shortcut", md, re.MULTILINE)
     assert re.search(r"^> \*\*Warning:\*\* ", md, re.MULTILINE)
-    heading_first = render('<div class="admonition note"><p class="admonition-title">New</p>'
-                           "<h5>Sub</h5><p>text</p></div>")
+    heading_first = render(
+        '<div class="admonition note"><p class="admonition-title">New</p>'
+        "<h5>Sub</h5><p>text</p></div>"
+    )
     assert "> **New:**\n>\n> ##### Sub" in heading_first
 
 
 def test_code_inside_admonition_keeps_the_quote_prefix():
-    md = render('<div class="admonition tip"><p>Run:</p><pre class="language-sh">a\n\nb</pre></div>')
+    md = render(
+        '<div class="admonition tip"><p>Run:</p><pre class="language-sh">a\n\nb</pre></div>'
+    )
     assert "> **Tip:** Run:\n>\n> ```sh\n> a\n>\n> b\n> ```" in md
 
 

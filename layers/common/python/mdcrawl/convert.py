@@ -60,9 +60,7 @@ def page_title(root: HtmlElement, region: HtmlElement, url: str) -> str:
 
 def page_description(root: HtmlElement, region: HtmlElement) -> str:
     """meta description, else the first sentence of the first paragraph; one line."""
-    metas = root.xpath(
-        "//meta[@name='description' or @property='og:description']/@content"
-    )
+    metas = root.xpath("//meta[@name='description' or @property='og:description']/@content")
     text = next((_one_line(m) for m in metas if m.strip()), "")
     if not text:
         for paragraph in region.iter("p"):

@@ -59,10 +59,12 @@ class _Compound:
     attr: tuple[str, str] | None
 
     def matches(self, el: HtmlElement, classes: set[str]) -> bool:
-        return ((self.tag is None or el.tag == self.tag)
-                and (self.id is None or el.get("id") == self.id)
-                and self.classes <= classes
-                and (self.attr is None or el.get(self.attr[0]) == self.attr[1]))
+        return (
+            (self.tag is None or el.tag == self.tag)
+            and (self.id is None or el.get("id") == self.id)
+            and self.classes <= classes
+            and (self.attr is None or el.get(self.attr[0]) == self.attr[1])
+        )
 
 
 class SelectorSet:
@@ -85,8 +87,9 @@ class SelectorSet:
             tag, id_, cls, attr, value = match.groups()
             classes = frozenset(c for c in cls.split(".") if c)
             compound = _Compound(css, tag, id_, classes, (attr, value) if attr else None)
-            key = (f".{min(classes)}" if classes else f"#{id_}" if id_ else
-                   tag if tag else f"[{attr}]")
+            key = (
+                f".{min(classes)}" if classes else f"#{id_}" if id_ else tag if tag else f"[{attr}]"
+            )
             self.index.setdefault(key, []).append(compound)
 
     def find(self, root: HtmlElement) -> list[HtmlElement]:
@@ -171,7 +174,9 @@ def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlEle
     return None
 
 
-def find_region(root: HtmlElement, html: str, rule: GeneratorRule | None) -> tuple[HtmlElement, str, float]:
+def find_region(
+    root: HtmlElement, html: str, rule: GeneratorRule | None
+) -> tuple[HtmlElement, str, float]:
     """The cascade: generator rule, then structural selectors, then readability."""
     if rule is not None:
         found = _first_match(root, rule.content)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from urllib.parse import urljoin
 
-import lxml.html
 from lxml.html import HtmlElement
 
 from .convert import convert_html
@@ -30,24 +29,87 @@ from .extract import decode_html, parse_html, select
 
 # The content region as each generator marks it, most specific first.
 CONTENT_REGIONS = (
-    "div.body[role=main]", "div[itemprop=articleBody]", "article[role=main]",
-    "article.md-content__inner", ".theme-doc-markdown", "#main-content",
-    "div[role=main]", "main", "article", "body",
+    "div.body[role=main]",
+    "div[itemprop=articleBody]",
+    "article[role=main]",
+    "article.md-content__inner",
+    ".theme-doc-markdown",
+    "#main-content",
+    "div[role=main]",
+    "main",
+    "article",
+    "body",
 )
 # Inside the region, what the brief names as chrome (plus markup that is not text).
 IGNORED = (
-    "script", "style", "noscript", "template", "button", "a.headerlink", "a.anchor",
-    "a.srclink", "a.src", ".linenos", "pre.line-numbers", "pre.src-line-numbers",
-    ".example-line-numbers", "summary.hideme", ".copybtn", "#copy-path", ".out-of-band",
-    ".rightside", "nav.contents", ".contents.local", "a.md-content__button", ".tooltip",
-    ".viewcode-link", ".viewcode-back",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "button",
+    "a.headerlink",
+    "a.anchor",
+    "a.srclink",
+    "a.src",
+    ".linenos",
+    "pre.line-numbers",
+    "pre.src-line-numbers",
+    ".example-line-numbers",
+    "summary.hideme",
+    ".copybtn",
+    "#copy-path",
+    ".out-of-band",
+    ".rightside",
+    "nav.contents",
+    ".contents.local",
+    "a.md-content__button",
+    ".tooltip",
+    ".viewcode-link",
+    ".viewcode-back",
 )
 # Outside the region: where navigation and footer text lives.
-CHROME = ("nav", "footer", "header", ".sphinxsidebar", "[role=navigation]", ".related",
-          ".footer", "aside.md-sidebar", ".bs-sidebar")
-_BLOCKS = ("p", "div", "li", "ul", "ol", "dl", "dt", "dd", "tr", "td", "th", "table",
-           "section", "pre", "br", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
-           "details", "summary", "article", "aside", "main", "header", "footer")
+CHROME = (
+    "nav",
+    "footer",
+    "header",
+    ".sphinxsidebar",
+    "[role=navigation]",
+    ".related",
+    ".footer",
+    "aside.md-sidebar",
+    ".bs-sidebar",
+)
+_BLOCKS = (
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "tr",
+    "td",
+    "th",
+    "table",
+    "section",
+    "pre",
+    "br",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "details",
+    "summary",
+    "article",
+    "aside",
+    "main",
+    "header",
+    "footer",
+)
 _NAV_LINE_MIN = 12  # shorter lines ("Next", "Home") are too common to call a leak
 _NO_LANG = {"", "none", "text", "default", "nohighlight", "plaintext"}
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang|highlight)-([\w+#.-]+)")
@@ -85,11 +147,24 @@ class PageScores:
 
 
 SHARES = ("words", "code_verbatim", "code_language", "headings", "table_cells", "links")
-_COUNT_OF = {"words": "n_words", "code_verbatim": "n_code", "code_language": "n_code_lang",
-             "headings": "n_headings", "table_cells": "n_cells", "links": "n_links",
-             "nav_leak": "n_lines"}
-TARGETS = {"words": 0.99, "code_verbatim": 0.99, "code_language": 0.95, "headings": 0.98,
-           "table_cells": 0.98, "links": 0.98, "nav_leak": 0.005}
+_COUNT_OF = {
+    "words": "n_words",
+    "code_verbatim": "n_code",
+    "code_language": "n_code_lang",
+    "headings": "n_headings",
+    "table_cells": "n_cells",
+    "links": "n_links",
+    "nav_leak": "n_lines",
+}
+TARGETS = {
+    "words": 0.99,
+    "code_verbatim": 0.99,
+    "code_language": 0.95,
+    "headings": 0.98,
+    "table_cells": 0.98,
+    "links": 0.98,
+    "nav_leak": 0.005,
+}
 
 
 @dataclass(frozen=True)
@@ -119,8 +194,22 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
     cells, n_cells = _cell_share(region, md_tokens)
     leak, n_lines = _nav_leak(prose, chrome_lines)
     links, n_links = _link_share(prose)
-    return PageScores(word_share, verbatim, lang, headings, cells, leak, links,
-                      n_words, n_code, n_lang, n_headings, n_cells, n_lines, n_links)
+    return PageScores(
+        word_share,
+        verbatim,
+        lang,
+        headings,
+        cells,
+        leak,
+        links,
+        n_words,
+        n_code,
+        n_lang,
+        n_headings,
+        n_cells,
+        n_lines,
+        n_links,
+    )
 
 
 def _space_blocks(region: HtmlElement) -> None:
@@ -163,8 +252,10 @@ def parse_fences(markdown: str) -> tuple[list[tuple[str, str]], str]:
             continue
         prefix, ticks, info = match.groups()
         body, i = [], i + 1
-        while i < len(lines) and lines[i][len(prefix):].rstrip() != ticks:
-            body.append(lines[i][len(prefix):] if lines[i].startswith(prefix) else lines[i].lstrip("> "))
+        while i < len(lines) and lines[i][len(prefix) :].rstrip() != ticks:
+            body.append(
+                lines[i][len(prefix) :] if lines[i].startswith(prefix) else lines[i].lstrip("> ")
+            )
             i += 1
         blocks.append((info, _normal_code("\n".join(body))))
         i += 1
@@ -175,7 +266,9 @@ def _normal_code(code: str) -> str:
     return "\n".join(line.rstrip() for line in code.strip("\n").split("\n"))
 
 
-def _code_shares(region: HtmlElement, fences: list[tuple[str, str]]) -> tuple[float, float, int, int]:
+def _code_shares(
+    region: HtmlElement, fences: list[tuple[str, str]]
+) -> tuple[float, float, int, int]:
     pres = [pre for pre in region.iter("pre") if pre.text_content().strip()]
     bodies = {body for _, body in fences}
     langs_by_body = {body: info for info, body in fences}
@@ -197,7 +290,12 @@ def _named_language(pre: HtmlElement) -> str | None:
     for _ in range(4):
         if element is None:
             break
-        classes = " ".join(filter(None, [element.get("class"), *(c.get("class") or "" for c in element.findall("code"))]))
+        classes = " ".join(
+            filter(
+                None,
+                [element.get("class"), *(c.get("class") or "" for c in element.findall("code"))],
+            )
+        )
         match = _LANG_CLASS.search(classes)
         if match and match.group(1).lower() not in ("none", "nohighlight", "plaintext"):
             return match.group(1).lower()
@@ -208,7 +306,9 @@ def _named_language(pre: HtmlElement) -> str | None:
 
 
 def _heading_share(region: HtmlElement, markdown: str) -> tuple[float, int]:
-    expected = [" ".join(_tokens(h.text_content())) for h in region.iter("h1", "h2", "h3", "h4", "h5", "h6")]
+    expected = [
+        " ".join(_tokens(h.text_content())) for h in region.iter("h1", "h2", "h3", "h4", "h5", "h6")
+    ]
     expected = [h for h in expected if h]
     found = {" ".join(_tokens(_URL_IN_MD.sub("]", m))) for m in _MD_HEADING.findall(markdown)}
     kept = sum(h in found for h in expected)
@@ -238,7 +338,9 @@ def _chrome_lines(root: HtmlElement, region: HtmlElement) -> set[str]:
 
 
 def _inside(element: HtmlElement, container: HtmlElement) -> bool:
-    return any(ancestor is container for ancestor in element.iterancestors()) or element is container
+    return (
+        any(ancestor is container for ancestor in element.iterancestors()) or element is container
+    )
 
 
 def _nav_leak(markdown: str, chrome_lines: set[str]) -> tuple[float, int]:
@@ -257,8 +359,12 @@ def _link_share(markdown: str) -> tuple[float, int]:
 # ---------------------------------------------------------------- a site
 
 
-def score_site(root: Path, base_url: str = "https://docs.example/", worst: int = 10,
-               files: Iterable[Path] | None = None) -> SiteScores:
+def score_site(
+    root: Path,
+    base_url: str = "https://docs.example/",
+    worst: int = 10,
+    files: Iterable[Path] | None = None,
+) -> SiteScores:
     """Convert and score every HTML file under ``root`` (or the ``files`` given)."""
     paths = sorted(files if files is not None else root.rglob("*.html"))
     scored: list[tuple[str, PageScores]] = []
@@ -282,8 +388,10 @@ def site_means(pages: Iterable[PageScores]) -> dict[str, float]:
         for name, values in totals.items():
             if getattr(page, _COUNT_OF[name]):
                 values.append(getattr(page, name))
-    return {name: (sum(v) / len(v) if v else (0.0 if name == "nav_leak" else 1.0))
-            for name, v in totals.items()}
+    return {
+        name: (sum(v) / len(v) if v else (0.0 if name == "nav_leak" else 1.0))
+        for name, v in totals.items()
+    }
 
 
 def format_report(site: SiteScores) -> str:
@@ -291,12 +399,17 @@ def format_report(site: SiteScores) -> str:
     for name, value in site.means.items():
         target = TARGETS[name]
         ok = value <= target if name == "nav_leak" else value >= target
-        lines.append(f"  {name:<14} {value:.4f}  (target {'<=' if name == 'nav_leak' else '>='} "
-                     f"{target})  {'ok' if ok else 'BELOW'}")
+        lines.append(
+            f"  {name:<14} {value:.4f}  (target {'<=' if name == 'nav_leak' else '>='} "
+            f"{target})  {'ok' if ok else 'BELOW'}"
+        )
     lines.append("worst pages:")
     for url, page in site.worst:
-        shown = ", ".join(f"{f.name}={getattr(page, f.name):.3f}" for f in fields(page)
-                          if not f.name.startswith("n_"))
+        shown = ", ".join(
+            f"{f.name}={getattr(page, f.name):.3f}"
+            for f in fields(page)
+            if not f.name.startswith("n_")
+        )
         lines.append(f"  {url}\n    {shown}")
     return "\n".join(lines)
 
@@ -304,8 +417,11 @@ def format_report(site: SiteScores) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mdcrawl.fidelity", description=__doc__)
     parser.add_argument("dir", type=Path, help="folder of HTML files (a built docs site)")
-    parser.add_argument("--base-url", default="https://docs.example/",
-                        help="URL the folder is served at (links resolve against it)")
+    parser.add_argument(
+        "--base-url",
+        default="https://docs.example/",
+        help="URL the folder is served at (links resolve against it)",
+    )
     parser.add_argument("--worst", type=int, default=10, help="how many worst pages to list")
     args = parser.parse_args(argv)
     base = args.base_url if args.base_url.endswith("/") else args.base_url + "/"

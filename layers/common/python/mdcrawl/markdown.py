@@ -14,9 +14,8 @@ import re
 from dataclasses import dataclass
 
 import lxml.html
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 from lxml.html import HtmlElement
-from bs4 import Comment, Doctype
 from markdownify import (
     ATX,
     BACKSLASH,
@@ -41,8 +40,22 @@ _NO_LANG = {"none", "nohighlight", "plain", "plaintext", "no-highlight"}
 # Classes that name a language on their own (rustdoc marks Rust code with class="rust").
 _BARE_LANG_CLASSES = {"rust"}
 _ADMONITION_KINDS = (
-    "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
-    "attention", "info", "seealso", "todo", "deprecated", "example", "success", "question",
+    "note",
+    "warning",
+    "tip",
+    "hint",
+    "important",
+    "caution",
+    "danger",
+    "error",
+    "attention",
+    "info",
+    "seealso",
+    "todo",
+    "deprecated",
+    "example",
+    "success",
+    "question",
 )
 _LANG_SEARCH_DEPTH = 5  # pre -> div.highlight -> div.highlight-python, plus line-number tables
 
@@ -52,10 +65,19 @@ _TRAILING_WS = re.compile(r"[ \t]+$", re.MULTILINE)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
 _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 _STARTS_BLOCK = re.compile(r"^(?:#{1,6} |[-*+] |\d+[.)] |\x02|\||>|`{3})")
-_BLOCK_TAGS = {"ul", "ol", "pre", "table", "dl", "blockquote", "h1", "h2", "h3", "h4",
-               "h5", "h6"}
-_CONVERTER_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan", "start",
-                    LANG_ATTR, LABEL_ATTR, SIGNATURE_ATTR}
+_BLOCK_TAGS = {"ul", "ol", "pre", "table", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6"}
+_CONVERTER_ATTRS = {
+    "href",
+    "src",
+    "alt",
+    "title",
+    "rowspan",
+    "colspan",
+    "start",
+    LANG_ATTR,
+    LABEL_ATTR,
+    SIGNATURE_ATTR,
+}
 _HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
 
 
@@ -278,9 +300,9 @@ def _ignorable(el: object, remove_inside: bool) -> bool:
         return False
     if remove_inside and (not el.previous_sibling or not el.next_sibling):
         return True
-    return should_remove_whitespace_outside(el.previous_sibling) or should_remove_whitespace_outside(
-        el.next_sibling
-    )
+    return should_remove_whitespace_outside(
+        el.previous_sibling
+    ) or should_remove_whitespace_outside(el.next_sibling)
 
 
 def _join_blocks(strings: list[str]) -> str:

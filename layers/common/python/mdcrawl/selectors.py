@@ -8,10 +8,11 @@ come before the generic rule of their generator (furo before plain Sphinx). When
 generator is recognised, ``STRUCTURAL`` selectors are tried, then readability.
 
 Every selector is CSS. ``markers`` and ``drop`` must be simple compounds
-(``tag#id.class[attr=value]``, no combinators): they are matched in one pass over the
-tree (``extract.SelectorSet``); ``content`` and ``nav`` may be any CSS; a ``nav`` entry that is a selector group
-("a, b") yields its links in document order, separate entries are alternatives. Rules must stay general:
-a selector earns its place by describing a generator, never one page.
+(``tag#id.class[attr=value]``, no combinators): they are matched in one pass over
+the tree (``extract.SelectorSet``). ``content`` and ``nav`` may be any CSS; a ``nav``
+entry that is a group ("a, b") yields its links in document order, while separate
+entries are alternatives. Rules must stay general: a selector earns its place by
+describing a generator, never one page.
 """
 
 from __future__ import annotations
@@ -31,28 +32,70 @@ class GeneratorRule:
 
 # Chrome that no generator means as content, removed from every region.
 COMMON_DROP: tuple[str, ...] = (
-    "script", "style", "noscript", "template", "link", "meta", "button", "input",
-    "select", "textarea", "form", "dialog", "nav", "footer",
-    "[role=search]", "[role=navigation]", ".skip-link", ".skip-to-content",
-    "a.headerlink", "a.header-anchor", "a.hash-link", "a.anchorjs-link",
-    "a.permalink", ".copybtn", ".copy-button", ".clipboard-copy",
-    ".edit-this-page", ".edit-page-link", "a.edit-link", ".theme-edit-this-page",
-    ".prev-next-area", ".pagination-nav", ".rst-footer-buttons", ".related-pages",
-    ".breadcrumbs", ".breadcrumb", "[aria-label=breadcrumbs]",
-    "#cookie-banner", ".cookie-banner", ".cookie-consent", ".cookies-notice",
-    "#searchbox", ".searchbox", ".search-box",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "link",
+    "meta",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "form",
+    "dialog",
+    "nav",
+    "footer",
+    "[role=search]",
+    "[role=navigation]",
+    ".skip-link",
+    ".skip-to-content",
+    "a.headerlink",
+    "a.header-anchor",
+    "a.hash-link",
+    "a.anchorjs-link",
+    "a.permalink",
+    ".copybtn",
+    ".copy-button",
+    ".clipboard-copy",
+    ".edit-this-page",
+    ".edit-page-link",
+    "a.edit-link",
+    ".theme-edit-this-page",
+    ".prev-next-area",
+    ".pagination-nav",
+    ".rst-footer-buttons",
+    ".related-pages",
+    ".breadcrumbs",
+    ".breadcrumb",
+    "[aria-label=breadcrumbs]",
+    "#cookie-banner",
+    ".cookie-banner",
+    ".cookie-consent",
+    ".cookies-notice",
+    "#searchbox",
+    ".searchbox",
+    ".search-box",
 )
 
 # Sphinx's own markup, shared by all its themes.
 _SPHINX_DROP = (
-    "td.linenos", "span.linenos", ".contents.local", ".toc-backref-marker",
-    ".viewcode-link", ".viewcode-back",
+    "td.linenos",
+    "span.linenos",
+    ".contents.local",
+    ".toc-backref-marker",
+    ".viewcode-link",
+    ".viewcode-back",
 )
 _SPHINX_MARKERS = (
-    "script#documentation_options", "link[rel=index]", "div.sphinxsidebar", "div.bodywrapper",
+    "script#documentation_options",
+    "link[rel=index]",
+    "div.sphinxsidebar",
+    "div.bodywrapper",
 )
 _SPHINX_NAV = (
-    ".sphinxsidebarwrapper .toctree-l1 > a", ".sphinxsidebar .toctree-l1 > a",
+    ".sphinxsidebarwrapper .toctree-l1 > a",
+    ".sphinxsidebar .toctree-l1 > a",
     ".toctree-wrapper a.reference.internal",
 )
 
@@ -91,8 +134,14 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("div.md-container", "div.md-content"),
         generator="mkdocs-material",
         content=("article.md-content__inner", "div.md-content"),
-        drop=("a.md-content__button", ".md-source-file", ".md-feedback", ".md-clipboard",
-              ".md-footer", ".md-top"),
+        drop=(
+            "a.md-content__button",
+            ".md-source-file",
+            ".md-feedback",
+            ".md-clipboard",
+            ".md-footer",
+            ".md-top",
+        ),
         nav=("nav.md-nav--primary a.md-nav__link",),
     ),
     GeneratorRule(
@@ -109,8 +158,13 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("#__docusaurus", "div.theme-doc-markdown"),
         generator="docusaurus",
         content=("article .theme-doc-markdown", "div.markdown", "article"),
-        drop=(".theme-doc-breadcrumbs", ".theme-doc-toc-mobile", ".theme-doc-footer",
-              ".theme-doc-version-badge", ".theme-doc-version-banner"),
+        drop=(
+            ".theme-doc-breadcrumbs",
+            ".theme-doc-toc-mobile",
+            ".theme-doc-footer",
+            ".theme-doc-version-badge",
+            ".theme-doc-version-banner",
+        ),
         nav=("nav.menu a.menu__link", ".theme-doc-sidebar-menu a.menu__link"),
     ),
     GeneratorRule(
@@ -142,9 +196,19 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("body.rustdoc", "div.sidebar-elems"),
         generator="rustdoc",
         content=("#main-content", "main"),
-        drop=("a.srclink", "a.src", ".rightside", ".out-of-band", "a.anchor",
-              "#copy-path", ".example-line-numbers", "pre.src-line-numbers",
-              "pre.line-numbers", "summary.hideme", ".tooltip"),
+        drop=(
+            "a.srclink",
+            "a.src",
+            ".rightside",
+            ".out-of-band",
+            "a.anchor",
+            "#copy-path",
+            ".example-line-numbers",
+            "pre.src-line-numbers",
+            "pre.line-numbers",
+            "summary.hideme",
+            ".tooltip",
+        ),
         nav=("nav.sidebar .sidebar-elems a", "nav.sidebar a"),
     ),
     GeneratorRule(
@@ -175,8 +239,17 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="docbook",
         markers=("div.navheader", "div.navfooter"),
         generator="docbook",
-        content=("div.book", "div.part", "div.chapter", "div.article", "div.refentry",
-                 "div.appendix", "div.preface", "div.section", "body"),
+        content=(
+            "div.book",
+            "div.part",
+            "div.chapter",
+            "div.article",
+            "div.refentry",
+            "div.appendix",
+            "div.preface",
+            "div.section",
+            "body",
+        ),
         drop=(".navheader", ".navfooter"),
         nav=("div.toc a",),
     ),
@@ -192,8 +265,14 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="hugo-docs",  # Docsy, hugo-book, learn, geekdoc
         markers=("div.td-content", "article.book-article", "#body-inner", ".gdoc-markdown"),
         generator="hugo",
-        content=(".td-content", "article.markdown", "#body-inner", ".gdoc-markdown",
-                 "main article", "main"),
+        content=(
+            ".td-content",
+            "article.markdown",
+            "#body-inner",
+            ".gdoc-markdown",
+            "main article",
+            "main",
+        ),
         drop=(".td-page-meta", ".book-footer", ".td-toc", ".feedback--title", ".td-byline"),
         nav=("#td-sidebar-menu a", "nav.book-menu a", "#sidebar a", ".gdoc-nav a"),
     ),
@@ -207,14 +286,26 @@ GENERIC_NAV: tuple[str, ...] = ("nav a", "[role=navigation] a", "aside a")
 
 # Admonition boxes, whatever the generator calls them; the title holds the label.
 ADMONITION: tuple[str, ...] = (
-    "div.admonition", "aside.admonition", "div.theme-admonition", "div.markdown-alert",
-    "div.callout", "div.alert", "div.note", "div.warning", "div.tip", "div.important",
+    "div.admonition",
+    "aside.admonition",
+    "div.theme-admonition",
+    "div.markdown-alert",
+    "div.callout",
+    "div.alert",
+    "div.note",
+    "div.warning",
+    "div.tip",
+    "div.important",
     "div.caution",
 )
 # The element inside an admonition that names it ("Note", "Warning", a custom title).
 ADMONITION_TITLE: tuple[str, ...] = (
-    ".admonition-title", ".markdown-alert-title", ".alert-title", ".callout-title",
-    "[class*=admonitionHeading]", ".title",
+    ".admonition-title",
+    ".markdown-alert-title",
+    ".alert-title",
+    ".callout-title",
+    "[class*=admonitionHeading]",
+    ".title",
 )
 
 # Extractor confidence by kind of rule.
