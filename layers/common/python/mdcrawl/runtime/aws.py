@@ -321,7 +321,7 @@ def run_step(
 
 def _orchestrate(job_id: str, ports: OrchestratorPorts, remaining_ms: int) -> str:
     deps = ports.orchestrate
-    reclaimed = reclaim_dead_leases(job_id, deps.frontier)
+    reclaimed = reclaim_dead_leases(job_id, deps.frontier, deps.clock.now())
     if reclaimed:
         log.warning(
             "job %s: %d leases of a slice that died went back to the queue", job_id, reclaimed
@@ -331,13 +331,17 @@ def _orchestrate(job_id: str, ports: OrchestratorPorts, remaining_ms: int) -> st
     return asyncio.run(orchestrate(job_id, deps, stop_at))
 
 
-def reclaim_dead_leases(job_id: str, frontier: Frontier, tuning: Tuning | None = None) -> int:
+def reclaim_dead_leases(
+    job_id: str, frontier: Frontier, now: float, tuning: Tuning | None = None
+) -> int:
     """A job has one execution, which runs one slice at a time, and a slice waits for its
     own crawls before it returns: a lease still held when a slice starts belongs to one
     that died. Its URLs go back to the queue now (counting the attempt), not in 5 min."""
+    tuning = tuning or Tuning()
     if frontier.counts(job_id)[UrlState.LEASED] == 0:
         return 0
-    return frontier.reclaim_expired(job_id, float("inf"), (tuning or Tuning()).max_attempts)
+    # Every lease was taken at or before now, so it expires by now + lease_s.
+    return frontier.reclaim_expired(job_id, now + tuning.lease_s + 1, tuning.max_attempts)
 
 
 def _finalize(job_id: str, ports: OrchestratorPorts) -> str:

@@ -1,0 +1,201 @@
+"""Faults, each on the whole offline stack (synthesized state machine + real handlers):
+failing crawler calls, a duplicated processor event, an orchestrator that dies in the
+middle of a batch, a cancel mid-crawl, a reconnecting subscriber, a stale connection."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from mdcrawl.models import JobStatus, PageStatus, UrlState
+
+from tests.e2e.conftest import Subscriber
+from tests.e2e.test_aws_pipeline import start_job
+from tests.support.server import RunningServer
+from tests.support.sfn import FakeContext, OfflineStack, error_named
+from tests.support.sites import Site
+
+pytestmark = pytest.mark.slow
+
+
+def finished(stack: OfflineStack, job_id: str) -> dict[str, Any]:
+    execution = stack.wait(job_id)
+    failures = [
+        e.get("lambdaFunctionFailedEventDetails") or e.get("taskFailedEventDetails")
+        for e in stack.history(job_id)
+        if "Failed" in e["type"]
+    ]
+    assert execution["status"] == "SUCCEEDED", failures
+    return execution
+
+
+def assert_consistent(stack: OfflineStack, job_id: str) -> list[Any]:
+    """Every URL settled, one record each, counters equal to what the records say,
+    one event per page, and the event log gap-free."""
+    st = stack.stores
+    items = st.frontier.items(job_id)
+    records = st.pages.list(job_id)
+    assert all(i.state not in (UrlState.PENDING, UrlState.LEASED) for i in items)
+    assert sorted(r.url_hash for r in records) == sorted(i.url_hash for i in items)
+    ok = [r for r in records if r.status is PageStatus.OK]
+    job = st.jobs.get(job_id)
+    c = job.counters
+    assert c.crawled == sum(1 for i in items if i.state is UrlState.DONE)
+    assert c.processed == len(ok) + sum(1 for r in records if r.reason == "conversion_error")
+    assert c.words == sum(r.words for r in ok)
+    assert c.discovered == len(items)
+    events = st.events.after(job_id, 0, 100_000)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    done = Counter(e.data["url"] for e in events if e.type == "page.done")
+    assert all(n == 1 for n in done.values()) and len(done) == len(ok)
+    return ok
+
+
+def test_failing_or_timed_out_crawler_calls_are_retried(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    def flaky(number: int, event: dict[str, Any]) -> None:
+        if number in (2, 3):
+            raise error_named("Sandbox.Timedout", "Task timed out after 60.00 seconds")
+        if any(i["url"].endswith("/api.html") for i in event["items"]):
+            raise error_named("Runtime.ExitError", "the crawler crashed on this batch")
+
+    stack.faults.rules["crawler"] = flaky
+    job_id = start_job(stack, server.url(site.start))
+    finished(stack, job_id)
+    job = stack.stores.jobs.get(job_id)
+    assert job.status is JobStatus.COMPLETED
+    ok = assert_consistent(stack, job_id)
+    items = {i.url.rsplit("/", 1)[-1]: i for i in stack.stores.frontier.items(job_id)}
+    poisoned = items["api.html"]
+    assert poisoned.state is UrlState.FAILED and poisoned.attempts == 3
+    assert poisoned.reason == "crawler_error"
+    assert stack.stores.pages.get(job_id, poisoned.url_hash).status is PageStatus.FAILED
+    # A crashing batch takes its batch-mates down with it (they share its attempts):
+    # every other URL failed only that way, and the rest were crawled.
+    failed = [i for i in items.values() if i.state is UrlState.FAILED]
+    assert all(i.reason == "crawler_error" and i.attempts == 3 for i in failed)
+    assert len(ok) + len(failed) == len(items) and len(ok) > 10
+    # The batches that timed out came back and were crawled on a later call.
+    assert any(i.attempts >= 1 and i.state is UrlState.DONE for i in items.values())
+
+
+def test_a_processor_event_delivered_twice_changes_nothing_twice(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    page_puts: Counter[str] = Counter()
+
+    def count_put(params: dict[str, Any], **_: Any) -> None:
+        if "/pages/" in params["Key"]:
+            page_puts[params["Key"]] += 1
+
+    stack.aws.session.events.register("provide-client-params.s3.PutObject", count_put)
+
+    def twice(number: int, event: dict[str, Any]) -> None:
+        stack.modules["processor"].lambda_handler(event, FakeContext("processor"))
+        return None  # then the normal delivery: the same event a second time
+
+    stack.faults.rules["processor"] = twice
+    job_id = start_job(stack, server.url(site.start))
+    finished(stack, job_id)
+    ok = assert_consistent(stack, job_id)
+    assert stack.faults.calls["processor"] == len(ok)  # each page: two deliveries
+    per_page = {k: n for k, n in page_puts.items() if f"jobs/{job_id}/pages/" in k}
+    markdown = {r.markdown_key for r in ok}
+    assert {k: per_page[k] for k in markdown} == dict.fromkeys(markdown, 1)
+
+
+def test_an_orchestrator_dying_mid_batch_resumes_from_dynamodb(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    runtime = stack.runtimes["orchestrator"]
+    real_clock = runtime.stores.clock
+
+    class DyingClock:
+        armed_at: int | None = None  # crawler calls seen when armed
+        died = False
+
+        def now(self) -> float:
+            calls = stack.faults.calls.get("crawler", 0)
+            if self.armed_at is not None and not self.died and calls >= self.armed_at + 3:
+                self.died = True  # the slice dies with crawls in flight and leases held
+                raise error_named("Lambda.ServiceException", "the orchestrator's host died")
+            return real_clock.now()
+
+    clock = DyingClock()
+    runtime.stores.clock = clock  # before the orchestrator's ports are first built
+    url = server.url(site.start)
+    clean = start_job(stack, url, max_age_s=0)
+    finished(stack, clean)
+    reference = sorted(r.url for r in stack.stores.pages.list(clean))
+
+    clock.armed_at = stack.faults.calls.get("crawler", 0)
+    job_id = start_job(stack, url, max_age_s=0)
+    finished(stack, job_id)
+    assert clock.died
+    failures = [e for e in stack.history(job_id) if e["type"] == "LambdaFunctionFailed"]
+    assert len(failures) == 1
+    assert stack.stores.jobs.get(job_id).status is JobStatus.COMPLETED
+    assert_consistent(stack, job_id)
+    assert sorted(r.url for r in stack.stores.pages.list(job_id)) == reference
+
+
+def test_a_cancel_mid_crawl_stops_the_job(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    subscriber = Subscriber(stack, "conn-cancel")
+    assert subscriber.connect() == 200
+    job: dict[str, str] = {}
+
+    def cancel_on_third(number: int, event: dict[str, Any]) -> None:
+        if number == 3:
+            answer = stack.api("POST", f"/jobs/{job['id']}/cancel")
+            assert answer["statusCode"] in (200, 202), answer
+
+    stack.faults.rules["crawler"] = cancel_on_third
+    job["id"] = job_id = start_job(stack, server.url(site.start))
+    subscriber.subscribe(job_id, after=0)
+    finished(stack, job_id)
+    stored = stack.stores.jobs.get(job_id)
+    assert stored.status is JobStatus.CANCELLED
+    events = subscriber.pump()
+    types = [e["type"] for e in events]
+    assert types[-1] == "job.cancelled" and "job.completed" not in types
+    assert stack.faults.calls["crawler"] < 10  # it stopped claiming
+    assert stack.api("GET", f"/jobs/{job_id}")["statusCode"] == 200
+
+
+def test_reconnect_with_after_and_a_stale_connection(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    steady, flaky = Subscriber(stack, "conn-steady"), Subscriber(stack, "conn-flaky")
+    assert steady.connect() == 200 and flaky.connect() == 200
+    assert Subscriber(stack, "conn-bad").connect(api_key="not-a-key") == 403
+    job: dict[str, str] = {}
+
+    def drop_on_fourth(number: int, event: dict[str, Any]) -> None:
+        if number == 4:
+            flaky.drop()  # gone without $disconnect: the next push finds it stale
+
+    stack.faults.rules["crawler"] = drop_on_fourth
+    job["id"] = job_id = start_job(stack, server.url(site.start))
+    steady.subscribe(job_id, after=0)
+    flaky.subscribe(job_id, after=0)
+    finished(stack, job_id)
+
+    everything = [e.to_dict() for e in stack.stores.events.after(job_id, 0, 100_000)]
+    assert steady.pump() == everything  # the stale neighbour cost it nothing
+    seen = flaky.pump()
+    assert 0 < len(seen) < len(everything)
+    assert "conn-flaky" not in stack.stores.connections.for_job(job_id)
+
+    back = Subscriber(stack, "conn-flaky-2")
+    back.cursor.last = seen[-1]["seq"]
+    assert back.connect() == 200
+    back.subscribe(job_id)  # after = the last seq it handled
+    missed = back.pump()
+    assert missed == everything[len(seen):]
+    assert seen + missed == everything
+    assert json.loads(stack.ws.messages["conn-flaky-2"][0])["type"] == "subscribed"
