@@ -8,6 +8,7 @@ falls back to the Docker image named in ``BundlingOptions``.
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,11 @@ from pathlib import Path
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_lambda as lambda_
+
+# Distributions the Lambda Python runtime ships (boto3 and what botocore depends on).
+# A copy in the layer would shadow the runtime's (/opt/python comes first on sys.path)
+# and could pair a layer botocore with the runtime's boto3; they are removed after pip.
+RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil"})
 
 PLATFORMS = {
     lambda_.Architecture.ARM_64.name: "manylinux2014_aarch64",
@@ -59,11 +65,30 @@ class PipLayerBundler:
         )
         if done.returncode != 0:
             raise RuntimeError(f"building the dependency layer failed:\n{done.stderr}")
+        prune_distributions(target, RUNTIME_PROVIDED)
         # Console scripts are useless in a layer; bytecode is built for the wrong Python.
         shutil.rmtree(target / "bin", ignore_errors=True)
         for cache in target.rglob("__pycache__"):
             shutil.rmtree(cache, ignore_errors=True)
         return True
+
+
+def prune_distributions(target: Path, names: frozenset[str]) -> list[str]:
+    """Delete the files (per their RECORD) of the named distributions under ``target``."""
+    removed = []
+    for dist in importlib.metadata.distributions(path=[str(target)]):
+        name = dist.metadata["Name"].lower().replace("_", "-")
+        if name not in names:
+            continue
+        for file in dist.files or ():
+            path = (target / file).resolve()
+            if path.is_relative_to(target.resolve()) and path.is_file():
+                path.unlink()
+        removed.append(name)
+    for empty in sorted(target.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if empty.is_dir() and not any(empty.iterdir()):
+            empty.rmdir()
+    return sorted(removed)
 
 
 def dependency_layer_code(

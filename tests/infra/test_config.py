@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,8 @@ REQUIREMENTS = ROOT / "layers" / "deps" / "requirements.txt"
 # (the Lambda runtime ships boto3/botocore; see the comment in requirements.txt).
 AWS_EXTRA_IN_LAYER = {"aws-lambda-powertools"}
 AWS_EXTRA_NOT_IN_LAYER = {"boto3"}
+# In the layer only: the X-Ray SDK behind Powertools' Tracer, pinned to what tests run with.
+LAYER_ONLY = {"aws-xray-sdk", "wrapt"}
 
 
 def pins(lines: list[str]) -> dict[str, str]:
@@ -24,8 +30,8 @@ def pins(lines: list[str]) -> dict[str, str]:
     for line in lines:
         line = line.split("#")[0].strip()
         if line:
-            name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([\w.]+)", line).groups()  # type: ignore[union-attr]
-            found[name.lower().replace("_", "-")] = version
+            name, pinned = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([\w.]+)", line).groups()  # type: ignore[union-attr]
+            found[name.lower().replace("_", "-")] = pinned
     return found
 
 
@@ -36,7 +42,8 @@ def test_layer_requirements_pin_the_same_versions_as_pyproject() -> None:
     layer = pins(REQUIREMENTS.read_text().splitlines())
     assert set(aws) == AWS_EXTRA_IN_LAYER | AWS_EXTRA_NOT_IN_LAYER
     expected = {**runtime, **{k: v for k, v in aws.items() if k in AWS_EXTRA_IN_LAYER}}
-    assert layer == expected
+    assert {k: v for k, v in layer.items() if k not in LAYER_ONLY} == expected
+    assert {k: layer[k] for k in LAYER_ONLY} == {k: version(k) for k in LAYER_ONLY}
 
 
 def test_defaults_come_from_cdk_json() -> None:
@@ -107,4 +114,57 @@ def test_dependency_layer_bundles_aarch64_wheels_without_docker(tmp_path: Path) 
     assert lxml_so.is_file()
     assert list(layer.glob("pydantic_core/_pydantic_core.cpython-313-aarch64-linux-gnu.so"))
     assert not (layer / "bin").exists() and not list(layer.rglob("__pycache__"))
-    assert not (layer / "boto3").exists()
+    assert (layer / "aws_xray_sdk").is_dir()
+    for provided in ("boto3", "botocore", "s3transfer", "urllib3", "dateutil"):
+        assert not (layer / provided).exists(), provided
+
+
+_PYENV_313 = Path.home() / ".pyenv" / "versions" / "3.13.0" / "bin" / "python3.13"
+PYTHON_313 = str(_PYENV_313) if _PYENV_313.exists() else (shutil.which("python3.13") or "")
+
+
+@pytest.mark.infra
+@pytest.mark.skipif(not PYTHON_313, reason="needs a CPython 3.13 interpreter")
+def test_every_handler_imports_with_only_the_layers_and_the_runtime_boto3(tmp_path: Path) -> None:
+    """What Lambda does at cold start: function dir, then the layers, then the runtime's
+    boto3. An x86_64 build of the same layer, so this machine's CPython 3.13 can load it."""
+    from infra.bundling import PipLayerBundler
+    from infra.pipeline import FUNCTIONS
+
+    PipLayerBundler(REQUIREMENTS, "3.13", "manylinux2014_x86_64").try_bundle(
+        str(tmp_path / "deps"), image=None
+    )
+    runtime = tmp_path / "runtime"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--target",
+            str(runtime),
+            f"boto3=={version('boto3')}",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    path = f"{tmp_path / 'deps' / 'python'}:{ROOT / 'layers' / 'common' / 'python'}:{runtime}"
+    for name in FUNCTIONS:
+        done = subprocess.run(
+            [
+                PYTHON_313,
+                "-I",
+                "-c",
+                "import sys; sys.path[:0] = ['.', *sys.argv[1].split(':')];"
+                " import handler; assert callable(handler.lambda_handler)",
+                path,
+            ],
+            cwd=ROOT / "functions" / name,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"},
+        )
+        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
