@@ -85,6 +85,9 @@ def test_requests_without_the_key_are_refused(tmp_path: Path) -> None:
         answer = httpx.post(server.base_url + "/jobs", json={"url": "http://127.0.0.1/"})
         assert answer.status_code == 401
         assert server.client().get("/jobs").json() == {"jobs": []}  # nothing was created
+        # fenced to loopback (--allow-hosts): another address is refused before any traffic
+        refused = server.client().post("/jobs", json={"url": "http://10.0.0.1/docs/"})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "unsafe_url"
         # the page itself is public: it asks for the key
         page = httpx.get(server.base_url + "/")
         assert page.status_code == 200 and "app.js" in page.text

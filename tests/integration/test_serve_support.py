@@ -49,8 +49,11 @@ class ServeProcess:
 
 
 @contextmanager
-def run_serve(cache_dir: Path, api_key: str = API_KEY) -> Iterator[ServeProcess]:
-    """`mdcrawl serve --port 0` in its own process group; yields once it listens."""
+def run_serve(
+    cache_dir: Path, api_key: str = API_KEY, allow_hosts: str = "127.0.0.0/8"
+) -> Iterator[ServeProcess]:
+    """`mdcrawl serve --port 0` in its own process group; yields once it listens. It crawls
+    nothing but ``allow_hosts`` (loopback): no test may send traffic anywhere else."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     log = cache_dir / f"serve-{time.time_ns()}.log"
     command = [
@@ -65,6 +68,8 @@ def run_serve(cache_dir: Path, api_key: str = API_KEY) -> Iterator[ServeProcess]
         "--api-key",
         api_key,
         "--verbose",
+        "--allow-hosts",
+        allow_hosts,
     ]
     with log.open("w") as errors:
         proc = subprocess.Popen(

@@ -59,6 +59,14 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="KEY",
         help="the key clients must send (default: a new random key, printed at start)",
     )
+    cmd.add_argument(
+        "--allow-hosts",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="crawl only sites at these addresses (repeatable; e.g. 127.0.0.0/8); "
+        "default: any host, as `mdcrawl crawl`",
+    )
     cmd.add_argument("--verbose", "-v", action="store_true", help="log warnings")
     cmd.set_defaults(handler=serve_command)
 
@@ -123,6 +131,7 @@ def serve_command(args: argparse.Namespace) -> int:
         port=args.port,
         cache_dir=cache_root(args.cache_dir),
         api_key=args.api_key or new_api_key(),
+        allow_hosts=tuple(args.allow_hosts),
     )
     try:
         asyncio.run(serve(config))

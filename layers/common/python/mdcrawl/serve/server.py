@@ -18,8 +18,10 @@ import uvicorn
 
 from ..adapters.local import LocalStores, open_local_stores
 from ..service import ApiDeps, ServiceLimits, WsDeps
+from ..service.deps import UrlChecker
 from .app import ServeApp
 from .downloads import LinkSigner, SignedBlobStore
+from .hosts import HostAllowList
 from .hub import Hub, QueuePusher
 from .runner import JobRunner
 
@@ -34,6 +36,7 @@ class ServeConfig:
     port: int = 8000
     cache_dir: Path = Path(".")
     api_key: str = ""
+    allow_hosts: tuple[str, ...] = ()  # CIDRs; empty: any host, as `mdcrawl crawl`
 
 
 @dataclass
@@ -62,7 +65,13 @@ def _no_url_check(url: str) -> None:
     """Locally the machine's owner may crawl their own and intranet hosts (as the CLI)."""
 
 
-def build_app(stores: LocalStores, runner: JobRunner, api_key: str) -> ServeApp:
+def url_checker(allow_hosts: tuple[str, ...]) -> UrlChecker:
+    return HostAllowList.of(allow_hosts).check_url if allow_hosts else _no_url_check
+
+
+def build_app(
+    stores: LocalStores, runner: JobRunner, api_key: str, check_url: UrlChecker = _no_url_check
+) -> ServeApp:
     blobs = stores.blobs
     assert isinstance(blobs, SignedBlobStore)
     api = ApiDeps(
@@ -73,7 +82,7 @@ def build_app(stores: LocalStores, runner: JobRunner, api_key: str) -> ServeApp:
         blobs,
         stores.clock,
         start_job=runner.start,
-        check_url=_no_url_check,
+        check_url=check_url,
         limits=LOCAL_LIMITS,
     )
     pusher = QueuePusher()
@@ -94,7 +103,7 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     root = state_root(config.cache_dir)
     stores = open_stores(root)
     runner = JobRunner(stores, root)
-    app = build_app(stores, runner, config.api_key)
+    app = build_app(stores, runner, config.api_key, url_checker(config.allow_hosts))
     uv = uvicorn.Config(
         app,
         host=config.host,
