@@ -3,7 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc
+DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc chromium
 BENCH_PACKAGES := python-django-doc python3.11-doc
 URL     ?=
 OUT     ?=
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv with mdcrawl and the dev tools
 
-fixtures: ## install the Debian documentation packages the tests crawl
+fixtures: ## install the Debian packages the tests need (docs sites to crawl, chromium)
 	@missing=""; for p in $(DOC_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
