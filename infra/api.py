@@ -12,44 +12,51 @@ from constructs import Construct
 from .config import Settings
 from .nag import acknowledge
 
-# (method, path) -> the api function. {id} is the job id.
+# (method, path) -> the api function; the paths and names of docs/openapi.yaml.
 ROUTES = (
     ("POST", "/jobs"),
     ("GET", "/jobs"),  # the caller's jobs (service.rest lists them by owner)
-    ("GET", "/jobs/{id}"),
-    ("GET", "/jobs/{id}/result"),
-    ("POST", "/jobs/{id}/cancel"),
-    ("GET", "/jobs/{id}/events"),
+    ("GET", "/jobs/{job_id}"),
+    ("GET", "/jobs/{job_id}/result"),
+    ("POST", "/jobs/{job_id}/cancel"),
+    ("GET", "/jobs/{job_id}/events"),
 )
 # Per API key: steady requests per second, burst, and a daily quota of requests
 # (POST /jobs is one of them; a job's own cost is capped by max_pages and the budget).
-BAD_BODY = '{"error": "invalid_request", "message": "$context.error.validationErrorString"}'
+# Gateway-made errors in the service's Error shape: {"error": {"code", "message"}}.
+BAD_BODY = '{"error": {"code": "invalid_input", "message": "$context.error.validationErrorString"}}'
+GATEWAY_ERROR = (
+    '{"error": {"code": "$context.error.responseType", "message": $context.error.messageString}}'
+)
 THROTTLE_RATE, THROTTLE_BURST, DAILY_QUOTA = 10, 20, 10_000
 
 
 def job_request_schema(settings: Settings) -> apigw.JsonSchema:
-    """POST /jobs body; the caps come from the same context the functions enforce."""
+    """POST /jobs body: docs/openapi.yaml's JobRequest (a test keeps them in step), with
+    the caps this stack's context sets (the functions enforce the same ones)."""
     T = apigw.JsonSchemaType
-    globs = apigw.JsonSchema(
-        type=T.ARRAY,
-        max_items=50,
-        items=apigw.JsonSchema(type=T.STRING, min_length=1, max_length=512),
-    )
-    return apigw.JsonSchema(
+    S = apigw.JsonSchema
+    globs = S(type=T.ARRAY, max_items=50, items=S(type=T.STRING, min_length=1, max_length=500))
+    return S(
         schema=apigw.JsonSchemaVersion.DRAFT4,
-        title="CreateJob",
+        title="JobRequest",
         type=T.OBJECT,
         required=["url"],
         additional_properties=False,
         properties={
-            "url": apigw.JsonSchema(type=T.STRING, pattern="^https?://[^\\s]+$", max_length=2048),
-            "max_pages": apigw.JsonSchema(type=T.INTEGER, minimum=1, maximum=settings.max_pages),
-            "max_depth": apigw.JsonSchema(type=T.INTEGER, minimum=0, maximum=100),
-            "budget_s": apigw.JsonSchema(type=T.NUMBER, minimum=1, maximum=settings.budget_seconds),
+            "url": S(type=T.STRING, min_length=1, max_length=2048),
+            "job_id": S(type=T.STRING, pattern="^[A-Za-z0-9_-]{8,64}$"),
+            "max_pages": S(type=T.INTEGER, minimum=1, maximum=settings.max_pages),
+            "max_depth": S(type=T.INTEGER, minimum=0, maximum=100),
+            "budget_s": S(
+                type=T.NUMBER, minimum=0, exclusive_minimum=True, maximum=settings.budget_seconds
+            ),
+            "concurrency": S(type=T.INTEGER, minimum=1, maximum=16),
             "include": globs,
             "exclude": globs,
-            "use_cache": apigw.JsonSchema(type=T.BOOLEAN),
-            "max_age_s": apigw.JsonSchema(type=T.NUMBER, minimum=0),
+            "max_age_s": S(type=T.NUMBER, minimum=0),
+            "no_cache": S(type=T.BOOLEAN),
+            "ignore_robots": S(type=T.BOOLEAN),
         },
     )
 
@@ -135,14 +142,14 @@ class RestApi(Construct):
         )
         for method, path in ROUTES:
             resource = self.api.root.resource_for_path(path)
-            has_id = "{id}" in path
+            has_id = "{job_id}" in path
             resource.add_method(
                 method,
                 integration,
                 api_key_required=True,
                 request_validator=body if path == "/jobs" and method == "POST" else params,
                 request_models={"application/json": model} if path == "/jobs" else None,
-                request_parameters={"method.request.path.id": True} if has_id else None,
+                request_parameters={"method.request.path.job_id": True} if has_id else None,
             )
 
     def _cors_on_errors(self, settings: Settings) -> None:
@@ -152,7 +159,10 @@ class RestApi(Construct):
         headers = {"Access-Control-Allow-Origin": origin}
         for kind in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
             self.api.add_gateway_response(
-                f"Cors{kind.response_type}", type=kind, response_headers=headers
+                f"Cors{kind.response_type}",
+                type=kind,
+                response_headers=headers,
+                templates={"application/json": GATEWAY_ERROR},
             )
         self.api.add_gateway_response(
             "BadBody",

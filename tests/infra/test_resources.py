@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
 from mdcrawl.adapters.aws.schema import SCHEMAS, TTL_ATTRIBUTE
 from mdcrawl.names import TABLE_ENV, BlobPrefix, EnvVar
 
@@ -187,6 +188,32 @@ def test_post_jobs_validates_its_body_against_the_model(synth: Synth) -> None:
     assert schema["properties"]["budget_s"]["maximum"] == CONTEXT["budget_seconds"]
 
 
+def test_post_jobs_model_matches_the_openapi_job_request(synth: Synth) -> None:
+    """Same fields, same required, no looser bound than docs/openapi.yaml (the stack's
+    context may be tighter): the gateway never refuses what the API promises, or lets
+    through what it forbids."""
+    spec = yaml.safe_load((ROOT / "docs" / "openapi.yaml").read_text())["components"]["schemas"]
+    theirs = spec["JobRequest"]
+    (model,) = synth.of_type("AWS::ApiGateway::Model").values()
+    ours = model["Properties"]["Schema"]
+    assert ours["required"] == theirs["required"]
+    assert ours["additionalProperties"] == theirs["additionalProperties"]
+    assert set(ours["properties"]) == set(theirs["properties"])
+    for name, mine in ours["properties"].items():
+        doc = theirs["properties"][name]
+        doc = spec[doc["$ref"].rsplit("/", 1)[1]] if "$ref" in doc else doc
+        for a, b in ((mine, doc), (mine.get("items", {}), doc.get("items", {}))):
+            assert a.get("type") == b.get("type"), name
+            assert a.get("pattern") == b.get("pattern"), name
+            assert a.get("exclusiveMinimum", False) == b.get("exclusiveMinimum", False), name
+            for upper in ("maximum", "maxLength", "maxItems"):
+                if upper in b:
+                    assert a[upper] <= b[upper], (name, upper)
+            for lower in ("minimum", "minLength"):
+                if lower in b:
+                    assert a[lower] >= b[lower], (name, lower)
+
+
 def test_usage_plan_throttles_and_holds_the_key(synth: Synth) -> None:
     (plan,) = synth.of_type("AWS::ApiGateway::UsagePlan").values()
     props = plan["Properties"]
@@ -248,3 +275,14 @@ def test_alarms_watch_the_right_metrics_and_notify_the_topic(synth: Synth) -> No
             assert (props["Namespace"], props["MetricName"]) == ("AWS/Lambda", metric)
             assert dims(props) == {"FunctionName": f"<Pipeline{fn.capitalize()}>"}
     assert synth.of_type("AWS::CloudWatch::Dashboard")
+
+
+def test_rest_routes_are_the_openapi_operations() -> None:
+    paths = yaml.safe_load((ROOT / "docs" / "openapi.yaml").read_text())["paths"]
+    documented = {
+        (method.upper(), path)
+        for path, ops in paths.items()
+        for method in ops
+        if method in ("get", "post", "put", "patch", "delete")
+    }
+    assert documented == set(REST_ROUTES)
