@@ -76,6 +76,14 @@ def with_heading(markdown: str, title: str) -> str:
     """Make the page start with an h1: keep the region's own, else add one from the title."""
     if markdown.startswith("# "):
         return markdown
+    # The page's own h1 after a kicker ("Package x", a breadcrumb line): lift it to the top.
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
+        if line == f"# {title}":
+            rest = re.sub(r"\n{3,}", "\n\n", "\n".join(lines[:i] + lines[i + 1 :]).strip("\n"))
+            return f"{line}\n\n{rest}" if rest else line
+        if line.startswith(("#", "```")):
+            break
     heading = f"# {title}"
     return f"{heading}\n\n{markdown}" if markdown else heading
 

@@ -237,6 +237,11 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
         if element.getparent() is not None:
             element.drop_tree()
     _unwrap_line_number_tables(region)
+    if rule is not None:
+        _unwrap_layout_lists(region, rule.unwrap_lists)
+    _grids_to_tables(region)
+    _unwrap_nested_pre(region)
+    _unwrap_heading_self_links(region)
     _drop_comments(region)
     # libxml2 does not know <wbr> is empty and may nest the following text inside it.
     for wbr in list(region.iter("wbr")):
@@ -254,6 +259,53 @@ def _unwrap_line_number_tables(region: HtmlElement) -> None:
         wrapper.extend(list(cells[0]))
         wrapper.tail = table.tail
         parent.replace(table, wrapper)
+
+
+def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> None:
+    for css in selectors:
+        for listing in select(region, css):
+            for item in listing.findall("li"):
+                item.tag = "div"
+            listing.tag = "div"
+
+
+def _grids_to_tables(region: HtmlElement) -> None:
+    """A CSS grid of cell divs (``div.three-column-summary``) is a table: say so."""
+    for css, columns in sel.GRID_TABLES:
+        for grid in select(region, css):
+            cells = [c for c in grid if isinstance(c.tag, str)]
+            if not cells or len(cells) % columns:
+                continue
+            table = lxml.html.Element("table")
+            for start in range(0, len(cells), columns):
+                row = lxml.html.Element("tr")
+                table.append(row)
+                for cell in cells[start : start + columns]:
+                    classes = (cell.get("class") or "").split()
+                    cell.tag = "th" if sel.GRID_HEADER_CLASS in classes else "td"
+                    cell.tail = None
+                    row.append(cell)
+            grid.text = None
+            grid.append(table)
+
+
+def _unwrap_nested_pre(region: HtmlElement) -> None:
+    """``<pre><pre class=playground><code class=language-x>`` (mdBook): one block."""
+    for outer in list(region.iter("pre")):
+        children = list(outer)
+        if len(children) == 1 and children[0].tag == "pre" and not (outer.text or "").strip():
+            children[0].tail = None
+            outer.drop_tag()
+
+
+def _unwrap_heading_self_links(region: HtmlElement) -> None:
+    """A heading whose text is a link to itself (mdBook's ``a.header``, Javadoc,
+    DocBook): the text is the heading, the in-page link is chrome."""
+    for heading in region.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        for anchor in list(heading.iter("a")):
+            href = (anchor.get("href") or "").strip()
+            if href.startswith("#") or not href and (anchor.get("name") or anchor.get("id")):
+                anchor.drop_tag()
 
 
 def _drop_comments(region: HtmlElement) -> None:

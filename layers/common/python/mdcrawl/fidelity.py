@@ -57,6 +57,8 @@ IGNORED = (
     ".example-line-numbers",
     "summary.hideme",
     ".copybtn",
+    "a.test-arrow",
+    "#versioninfo",
     "#copy-path",
     ".out-of-band",
     ".rightside",
@@ -182,7 +184,9 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
     root = parse_html(decode_html(html))
     region = _content_region(root)
     chrome_lines = _chrome_lines(root, region)
-    for element in [e for css in IGNORED for e in select(region, css)]:
+    # A page whose generator marks no region is scored on its body, minus its chrome.
+    ignored = IGNORED + CHROME if region.tag == "body" else IGNORED
+    for element in [e for css in ignored for e in select(region, css)]:
         if element.getparent() is not None:
             element.drop_tree()
     fences, prose = parse_fences(markdown)
@@ -263,7 +267,12 @@ def parse_fences(markdown: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _normal_code(code: str) -> str:
-    return "\n".join(line.rstrip() for line in code.strip("\n").split("\n"))
+    lines = [line.rstrip() for line in code.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
 
 
 def _code_shares(

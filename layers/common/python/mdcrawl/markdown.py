@@ -60,6 +60,7 @@ _ADMONITION_KINDS = (
 _LANG_SEARCH_DEPTH = 5  # pre -> div.highlight -> div.highlight-python, plus line-number tables
 
 _PLACEHOLDER = re.compile(r"^(.*?)\x02(\d+)\x03[ \t]*$", re.MULTILINE)
+_EDGE_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_WS = re.compile(r"[ \t]+$", re.MULTILINE)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
@@ -319,7 +320,7 @@ def _join_blocks(strings: list[str]) -> str:
 
 def fence(code: str, lang: str) -> str:
     """A fence longer than any backtick run in the code, so the code stays verbatim."""
-    code = code.strip("\n")
+    code = _EDGE_BLANK_LINES.sub("", code).rstrip()
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code}\n{ticks}"

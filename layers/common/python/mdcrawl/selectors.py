@@ -28,6 +28,8 @@ class GeneratorRule:
     generator: str = ""  # lower-case text looked for in <meta name=generator content>
     drop: tuple[str, ...] = ()
     nav: tuple[str, ...] = ()
+    # Layout lists (a ul/ol used to stack sections): their items become plain blocks.
+    unwrap_lists: tuple[str, ...] = ()
 
 
 # Chrome that no generator means as content, removed from every region.
@@ -172,7 +174,7 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("ol.chapter", "#menu-bar", "div#mdbook-help-container"),
         generator="mdbook",
         content=("#content main", "main"),
-        drop=(".nav-chapters", ".mobile-nav-chapters", ".buttons", "a.header"),
+        drop=(".nav-chapters", ".mobile-nav-chapters", ".buttons", "a.test-arrow"),
         nav=("#sidebar ol.chapter a", ".sidebar ol.chapter a"),
     ),
     GeneratorRule(
@@ -195,8 +197,11 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="rustdoc",
         markers=("body.rustdoc", "div.sidebar-elems"),
         generator="rustdoc",
-        content=("#main-content", "main"),
+        # body: a standalone page (``rustdoc page.md``) has no container of its own.
+        content=("#main-content", "main", "body.rustdoc"),
         drop=(
+            "#versioninfo",
+            "a.test-arrow",
             "a.srclink",
             "a.src",
             ".rightside",
@@ -216,8 +221,16 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("div.contentContainer", "body.class-declaration-page", "nav#navbar-top"),
         generator="javadoc",
         content=("main[role=main]", "div.contentContainer"),
-        drop=(".subNav", ".topNav", ".bottomNav", ".sub-nav"),
+        drop=(".subNav", ".topNav", ".bottomNav", ".sub-nav", ".table-tabs"),
         nav=("div.indexContainer a", ".block-list a"),
+        unwrap_lists=(
+            "ul.block-list",
+            "ul.member-list",
+            "ul.summary-list",
+            "ul.details-list",
+            "ul.blockList",
+            "ul.blockListLast",
+        ),
     ),
     GeneratorRule(
         name="doxygen",
@@ -307,6 +320,14 @@ ADMONITION_TITLE: tuple[str, ...] = (
     "[class*=admonitionHeading]",
     ".title",
 )
+
+# Tables laid out as CSS grids of divs (Javadoc >= 16): container, column count.
+GRID_TABLES: tuple[tuple[str, int], ...] = (
+    ("div.two-column-summary", 2),
+    ("div.three-column-summary", 3),
+    ("div.four-column-summary", 4),
+)
+GRID_HEADER_CLASS = "table-header"
 
 # Extractor confidence by kind of rule.
 QUALITY_GENERATOR = 1.0
