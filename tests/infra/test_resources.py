@@ -121,6 +121,15 @@ def test_timeouts_nest_budget_over_orchestrator_over_crawler(synth: Synth) -> No
     assert fns["api"]["Timeout"] <= 29 and fns["websocket"]["Timeout"] <= 29
 
 
+def test_runtime_slice_margin_agrees_with_the_function_timeouts() -> None:
+    """runtime/aws.py stops an orchestrator slice early enough to wait out one crawler
+    call; that only holds with the timeouts this stack sets."""
+    from mdcrawl.runtime import aws
+
+    assert aws.CRAWLER_TIMEOUT_S == FUNCTIONS["crawler"].timeout_s
+    assert aws.SLICE_SAFETY_MARGIN_S < FUNCTIONS["orchestrator"].timeout_s
+
+
 def test_function_specific_environment(synth: Synth) -> None:
     env = {name: props["Environment"]["Variables"] for name, props in functions(synth).items()}
     assert render(env["api"][EnvVar.STATE_MACHINE_ARN]) == "<PipelineJobsMachine>"
