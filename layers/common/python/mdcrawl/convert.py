@@ -76,6 +76,10 @@ def with_heading(markdown: str, title: str) -> str:
     """Make the page start with an h1: keep the region's own, else add one from the title."""
     if markdown.startswith("# "):
         return markdown
+    # mdBook and others open a page with an h2: that heading is the page's title.
+    first, _, rest = markdown.partition("\n")
+    if re.fullmatch(r"#{2,6} (.+)", first) and _one_line(first.lstrip("#")) == title:
+        return f"# {title}\n{rest}"
     # The page's own h1 after a kicker ("Package x", a breadcrumb line): lift it to the top.
     lines = markdown.split("\n")
     for i, line in enumerate(lines):

@@ -38,6 +38,20 @@ CONTENT_REGIONS = (
     "div[role=main]",
     "main",
     "article",
+    "div.contents",  # Doxygen
+    "body > div.book",  # DocBook XSL, chunked: one of these per page
+    "body > div.part",
+    "body > div.chapter",
+    "body > div.appendix",
+    "body > div.preface",
+    "body > div.refentry",
+    "body > div.article",
+    "body > div.section",
+    "body > div.sect1",
+    "body > div.reference",
+    "body > div.index",
+    "body > div.glossary",
+    "body > div.set",
     "body",
 )
 # Inside the region, what the brief names as chrome (plus markup that is not text).
@@ -80,6 +94,10 @@ CHROME = (
     ".footer",
     "aside.md-sidebar",
     ".bs-sidebar",
+    ".navheader",
+    ".navfooter",
+    "#footer",
+    "#toc",
 )
 _BLOCKS = (
     "p",
@@ -192,7 +210,8 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
     fences, prose = parse_fences(markdown)
     verbatim, lang, n_code, n_lang = _code_shares(region, fences)  # before spacing
     _space_blocks(region)
-    md_tokens = _tokens(_URL_IN_MD.sub("]", markdown))
+    # Emphasis markers split intraword words ("*PAM*s"): the reader sees one word.
+    md_tokens = _tokens(_URL_IN_MD.sub("]", markdown).replace("*", ""))
     word_share, n_words = _word_share(region, md_tokens)
     headings, n_headings = _heading_share(region, prose)
     cells, n_cells = _cell_share(region, md_tokens)

@@ -252,26 +252,18 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="docbook",
         markers=("div.navheader", "div.navfooter"),
         generator="docbook",
-        content=(
-            "div.book",
-            "div.part",
-            "div.chapter",
-            "div.article",
-            "div.refentry",
-            "div.appendix",
-            "div.preface",
-            "div.section",
-            "body",
-        ),
+        # Chunked pages: navheader, one div.chapter/section/refentry..., navfooter.
+        content=("body",),
         drop=(".navheader", ".navfooter"),
         nav=("div.toc a",),
     ),
     GeneratorRule(
-        name="asciidoctor",
+        name="asciidoc",  # AsciiDoc (Python) and Asciidoctor: same page layout
         markers=("div#footer-text",),
-        generator="asciidoctor",
-        content=("#content",),
-        drop=("#footer", "a.anchor"),
+        generator="asciidoc",
+        # #header holds the h1 and, in manual pages, the NAME section: content too.
+        content=("body",),
+        drop=("#footer", "#toc", "#toctitle", "a.anchor"),
         nav=("#toc a",),
     ),
     GeneratorRule(

@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Any, BinaryIO
 
 import boto3
+from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..adapters.aws.invoker import LambdaInvoker
@@ -263,8 +264,13 @@ class AwsRuntime:
     @cached_property
     def orchestrator(self) -> OrchestratorPorts:
         st, s = self.stores, self.settings
+        # The crawler may run up to its 60 s timeout: wait longer than that, and never let
+        # botocore re-send an invoke on its own (a second crawl of the same batch).
+        lambda_client = self.session.client(
+            "lambda", config=Config(read_timeout=75, retries={"total_max_attempts": 1})
+        )
         invoker = LambdaInvoker(
-            self.session.client("lambda"),
+            lambda_client,
             s.require("crawler_function"),
             s.require("processor_function"),
         )
