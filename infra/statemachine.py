@@ -28,6 +28,10 @@ SERVICE_ERRORS = (
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
 )
+# The orchestrator itself dying (a timeout, a crash, an out-of-memory exit): safe to run
+# again, because the frontier is the checkpoint and leases of the dead slice expire.
+CRASH_ERRORS = ("Sandbox.Timedout", "Lambda.Unknown", "Runtime.ExitError")
+CRASH_MAX_ATTEMPTS = 3
 RETRY_INTERVAL_S = 2
 RETRY_MAX_ATTEMPTS = 6
 RETRY_BACKOFF = 2.0
@@ -143,6 +147,12 @@ class JobStateMachine(Construct):
             errors=list(SERVICE_ERRORS),
             interval=cdk.Duration.seconds(RETRY_INTERVAL_S),
             max_attempts=RETRY_MAX_ATTEMPTS,
+            backoff_rate=RETRY_BACKOFF,
+        )
+        task.add_retry(
+            errors=list(CRASH_ERRORS),
+            interval=cdk.Duration.seconds(RETRY_INTERVAL_S),
+            max_attempts=CRASH_MAX_ATTEMPTS,
             backoff_rate=RETRY_BACKOFF,
         )
         return task

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from infra.asl import definition_json, state_machine_definition
-from infra.statemachine import SERVICE_ERRORS
+from infra.statemachine import CRASH_ERRORS, SERVICE_ERRORS
 
 from .conftest import Synth
 
@@ -53,14 +53,17 @@ def test_loops_and_choices(synth: Synth) -> None:
     assert states["MarkFailed"]["Next"] == "Failed" and states["Failed"]["Type"] == "Fail"
 
 
-def test_retries_on_lambda_service_errors_with_backoff(synth: Synth) -> None:
+def test_retries_service_errors_and_orchestrator_crashes_with_backoff(synth: Synth) -> None:
     states = state_machine_definition(synth.template)["States"]
     for name in TASKS:
-        (retry,) = states[name]["Retry"]
-        assert retry["ErrorEquals"] == list(SERVICE_ERRORS)
-        assert (
-            retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3 and retry["IntervalSeconds"] >= 1
-        )
+        service, crash = states[name]["Retry"]
+        assert service["ErrorEquals"] == list(SERVICE_ERRORS)
+        # A timed-out or crashed slice is run again: the frontier is the checkpoint.
+        assert set(crash["ErrorEquals"]) >= {"Sandbox.Timedout", "Lambda.Unknown"}
+        assert crash["ErrorEquals"] == list(CRASH_ERRORS)
+        for retry in (service, crash):
+            assert retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3
+            assert retry["IntervalSeconds"] >= 1
 
 
 def test_failures_are_caught_and_marked(synth: Synth) -> None:
