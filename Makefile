@@ -3,7 +3,10 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc chromium
+# Installed with apt; then docs whose packages drag heavy dependencies, only unpacked.
+DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc \
+	git-doc libpam-doc chromium
+DOC_EXTRACT_PACKAGES := rust-doc libcommons-lang3-java-doc
 BENCH_PACKAGES := python-django-doc python3.11-doc
 URL     ?=
 OUT     ?=
@@ -23,11 +26,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv with mdcrawl and the dev tools
 
 fixtures: ## install the Debian packages the tests need (docs sites to crawl, chromium)
-	@missing=""; for p in $(DOC_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	.ci/fixtures.sh $(DOC_PACKAGES) -- $(DOC_EXTRACT_PACKAGES)
 
 crawl: setup ## crawl URL=... (default: the requests docs served on 127.0.0.1)
 ifeq ($(URL),)
@@ -55,7 +54,7 @@ lint: setup ## ruff
 	$(BIN)/ruff check .
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
-	$(MAKE) --no-print-directory fixtures DOC_PACKAGES="$(BENCH_PACKAGES)"
+	.ci/fixtures.sh $(BENCH_PACKAGES)
 	$(BIN)/python -m bench.crawl
 
 synth: setup ## synthesize the CDK app into cdk.out
