@@ -171,3 +171,21 @@ def test_redirect_stub_names_its_target():
     )
     md = convert_html(html, "https://www.mkdocs.org/user-guide/plugins.html").markdown
     assert "https://www.mkdocs.org/dev-guide/plugins.html" in md
+
+
+def test_lifting_the_h1_over_a_kicker_keeps_code_blank_lines():
+    """Sphinx "source code" pages (celery's theme puts a version notice before the h1):
+    moving the h1 to the top must not touch the blank lines inside the module's code."""
+    html = page("celery/compat-source.html")
+    md = convert_html(html, "https://celery.docs.example/_modules/billiard/compat.html").markdown
+    assert md.startswith("# Source code for billiard.compat\n\nThis document describes")
+    assert "UnsupportedOperation)\n\n\nif hasattr(os, 'write'):" in md
+    assert "\n\n\n\n" not in md.split("```")[0]  # the seam itself is tidy
+
+
+def test_heading_lift_seam_is_tidied_but_code_is_verbatim():
+    html = (
+        "<main><p>Kicker line.</p><h1>Title</h1><pre>a = 1\n\n\n\nb = 2</pre></main>"
+    )
+    md = convert_html(html, "https://x.example/p.html").markdown
+    assert md == "# Title\n\nKicker line.\n\n```\na = 1\n\n\n\nb = 2\n```\n"

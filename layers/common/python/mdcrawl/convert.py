@@ -84,7 +84,10 @@ def with_heading(markdown: str, title: str) -> str:
     lines = markdown.split("\n")
     for i, line in enumerate(lines):
         if line == f"# {title}":
-            rest = re.sub(r"\n{3,}", "\n\n", "\n".join(lines[:i] + lines[i + 1 :]).strip("\n"))
+            # Only the seam left by the lifted line is tidied: code below keeps its blank lines.
+            before = "\n".join(lines[:i]).strip("\n")
+            after = "\n".join(lines[i + 1 :]).strip("\n")
+            rest = "\n\n".join(part for part in (before, after) if part)
             return f"{line}\n\n{rest}" if rest else line
         if line.startswith(("#", "```")):
             break
