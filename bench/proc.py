@@ -1,11 +1,21 @@
-"""Peak memory of a process tree, sampled from /proc (pool workers included)."""
+"""Peak memory and CPU of a process tree (pool workers included), wall time too."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Measured:
+    wall_s: float
+    peak_rss_mb: float
+    cpu_s: float  # user + system of the process and every child it waited for
+    code: int
 
 
 def _children(pid: int) -> list[int]:
@@ -32,8 +42,8 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def run_measured(cmd: list[str], **kwargs: object) -> tuple[float, float, int]:
-    """Run ``cmd``; return (wall seconds, peak RSS of its whole tree in MB, exit code)."""
+def measure(cmd: list[str], **kwargs: object) -> Measured:
+    """Run ``cmd``: wall seconds, peak RSS of its whole tree, CPU seconds of the tree."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, **kwargs)  # type: ignore[call-overload]
     peak = 0
@@ -47,8 +57,17 @@ def run_measured(cmd: list[str], **kwargs: object) -> tuple[float, float, int]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    code = proc.wait()
+    # wait4, not Popen.wait: its rusage covers the child and the children it reaped
+    # (the CLI joins its pool workers), which is the crawl's whole CPU bill.
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
     done.set()
     sampler.join()
-    return wall, peak / 1024, code
+    return Measured(wall, peak / 1024, usage.ru_utime + usage.ru_stime, proc.returncode)
+
+
+def run_measured(cmd: list[str], **kwargs: object) -> tuple[float, float, int]:
+    """Run ``cmd``; return (wall seconds, peak RSS of its whole tree in MB, exit code)."""
+    m = measure(cmd, **kwargs)
+    return m.wall_s, m.peak_rss_mb, m.code

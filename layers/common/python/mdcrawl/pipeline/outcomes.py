@@ -36,6 +36,10 @@ class RunState:
     discovered: int
     overflow: set[str] = field(default_factory=set)  # in scope, but past the page cap
     start_error: str | None = None
+    # Links (as the crawler gave them) already looked at in this run: every page of a
+    # docs site repeats the same navigation, and judging a link again gives the same
+    # answer (``known`` only grows, the scope is fixed, the room for pages only shrinks).
+    seen_links: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,11 @@ def add_urls(
 
 def _new_in_scope(run: RunState, urls: Sequence[str]) -> list[str]:
     fresh: dict[str, None] = {}
+    seen = run.seen_links
     for raw in urls:
+        if raw in seen:
+            continue
+        seen.add(raw)
         url = normalize_url(raw)
         if url and in_scope(url, run.scope) and url_hash(url) not in run.known:
             fresh[url] = None

@@ -142,8 +142,11 @@ async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) 
             )
             await orchestrate(job.job_id, deps, stop_at=float("inf"))
         await invoker.drain()
+        # Every page is converted: let the workers exit while the outputs are assembled
+        # (joining them first cost ~0.2 s of wall on each run, fresh or cached).
+        pool.shutdown(wait=False)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # interrupted: stop and join them
         watcher.cancel()
         reporter.update(get_job(job.job_id, stores.jobs))
     return get_job(job.job_id, stores.jobs)
