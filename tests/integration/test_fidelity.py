@@ -34,7 +34,8 @@ def test_site_meets_fidelity_floors(name):
 
 
 # More generators; their packages are listed here (not in tests/support/sites.py).
-# CI installs: rust-doc (17 MB download), libcommons-lang3-java-doc, git-doc, libpam-doc.
+# CI installs: rust-doc (17 MB download), libcommons-lang3-java-doc, git-doc, libpam-doc,
+# lmdb-doc (2.3 MB installed), python-typer-doc (2.2 MB), postgresql-doc-15 (16.5 MB).
 MORE_SITES = {
     # mdBook (the Rust book, with its 2018-edition and first-edition stub pages)
     # 4 identical: old-edition stub pages; not yet checked whether their HTML bodies match.
@@ -44,6 +45,10 @@ MORE_SITES = {
     "commons-lang3": ("libcommons-lang3-java-doc", "/usr/share/doc/libcommons-lang3-java/api", 60),
     "git": ("git-doc", "/usr/share/doc/git-doc", 1),  # AsciiDoc; git-stage is a copy
     "pam": ("libpam-doc", "/usr/share/doc/libpam-doc/html", 1),  # DocBook XSL
+    "lmdb": ("lmdb-doc", "/usr/share/doc/lmdb-doc/html", 0),  # Doxygen 1.9 (C API)
+    "typer": ("python-typer-doc", "/usr/share/doc/python-typer-doc/html", 0),  # MkDocs, RTD theme
+    # DocBook XSL, 1,169 chunked pages: the largest site here (about a minute to score).
+    "postgresql": ("postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", 0),
 }
 
 
@@ -72,3 +77,23 @@ def test_scores_catch_a_converter_that_leaks_chrome():
     scores = score_page(html, "https://flask.docs.example/quickstart.html", naive)
     assert scores.nav_leak > TARGETS["nav_leak"]
     assert scores.links < TARGETS["links"]  # relative links left as they were
+
+
+def test_verbatim_tolerates_trimmed_edges_but_catches_lost_blank_lines():
+    html = "<main><pre>\n\nimport os\n\n\nx = 1\n\n</pre></main>"
+    url = "https://x.example/p.html"
+    assert score_page(html, url, "```\nimport os\n\n\nx = 1\n```").code_verbatim == 1.0
+    assert score_page(html, url, "```\nimport os\n\nx = 1\n```").code_verbatim == 0.0
+
+
+def test_html_blocks_and_admonition_labels_are_read_as_rendered():
+    html = (
+        "<main><div class='tip'><h3>Tip</h3><p>Mind the disk.</p></div>"
+        "<table><tr><td><p>a b</p><ul><li>c</li></ul></td></tr></table></main>"
+    )
+    url = "https://x.example/p.html"
+    md = "> **Tip:** Mind the disk.\n\n<table><tr><td><p>a b</p><ul><li>c</li></ul></td></tr></table>"
+    scores = score_page(html, url, md)
+    assert scores.headings == 1.0 and scores.table_cells == 1.0 and scores.words == 1.0
+    lost = score_page(html, url, "Mind the disk.\n\n<table><tr><td><p>a</p></td></tr></table>")
+    assert lost.headings == 0.0 and lost.table_cells == 0.0

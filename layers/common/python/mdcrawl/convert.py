@@ -78,8 +78,8 @@ def with_heading(markdown: str, title: str) -> str:
         return markdown
     # mdBook and others open a page with an h2: that heading is the page's title.
     first, _, rest = markdown.partition("\n")
-    if re.fullmatch(r"#{2,6} (.+)", first) and _one_line(first.lstrip("#")) == title:
-        return f"# {title}\n{rest}"
+    if re.fullmatch(r"#{2,6} (.+)", first) and _plain(first.lstrip("#")) == _plain(title):
+        return f"# {_one_line(first.lstrip('#'))}\n{rest}"
     # The page's own h1 after a kicker ("Package x", a breadcrumb line): lift it to the top.
     lines = markdown.split("\n")
     for i, line in enumerate(lines):
@@ -93,6 +93,11 @@ def with_heading(markdown: str, title: str) -> str:
             break
     heading = f"# {title}"
     return f"{heading}\n\n{markdown}" if markdown else heading
+
+
+def _plain(text: str) -> str:
+    """Heading text without inline markup (DocBook titles hold <code>: `name`)."""
+    return _one_line(re.sub(r"[`*]", "", text))
 
 
 def _one_line(text: str) -> str:

@@ -198,7 +198,10 @@ def _readability_region(root: HtmlElement, html: str) -> HtmlElement:
     except (Unparseable, ValueError):
         summary = ""
     if summary.strip():
-        return lxml.html.fragment_fromstring(summary, create_parent="div")
+        region = lxml.html.fragment_fromstring(summary, create_parent="div")
+        # Readability can keep a shell and lose a short page's only text ("No Matches").
+        if region.text_content().strip():
+            return region
     body = root.find("body")
     return body if body is not None else root
 
@@ -214,7 +217,35 @@ def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[
         # A sidebar that only lists this page's own sections is not site navigation.
         if links and links != (here,):
             return links
-    return ()
+    return _sequence_nav(root, rule, base, here)
+
+
+def _sequence_nav(
+    root: HtmlElement, rule: GeneratorRule | None, base: str, here: str
+) -> tuple[str, ...]:
+    """No sidebar: the page's place in what the generator offers instead, as
+    (previous page, this page, its table of contents..., next page). The crawl's
+    reading order merges these local sequences around the start page's (the index's
+    TOC), so each page lands after its predecessor and before its children."""
+    children: tuple[str, ...] = ()
+    for css in rule.toc if rule else ():
+        children = tuple(u for u in _unique_links(select(root, css), base) if u != here)
+        if children:
+            break
+    before = _first_link(root, sel.SEQUENCE_PREV, base)
+    after = _first_link(root, sel.SEQUENCE_NEXT, base)
+    if not children and not before and not after:
+        return ()
+    links = [before, here, *children, after]
+    return tuple(dict.fromkeys(u for u in links if u))
+
+
+def _first_link(root: HtmlElement, selectors: tuple[str, ...], base: str) -> str | None:
+    for css in selectors:
+        links = _unique_links(select(root, css), base)
+        if links:
+            return links[0]
+    return None
 
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
@@ -239,6 +270,7 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     _unwrap_line_number_tables(region)
     if rule is not None:
         _unwrap_layout_lists(region, rule.unwrap_lists)
+        _split_at_heading_rows(region, rule.heading_rows)
     _grids_to_tables(region)
     _unwrap_nested_pre(region)
     _unwrap_heading_self_links(region)
@@ -267,6 +299,72 @@ def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> Non
             for item in listing.findall("li"):
                 item.tag = "div"
             listing.tag = "div"
+
+
+def _split_at_heading_rows(region: HtmlElement, selectors: tuple[str, ...]) -> None:
+    """A table whose rows include section headings (``tr.heading`` holding an h2) is
+    several tables: split it there, the heading row's content standing between them."""
+    if not selectors:
+        return
+    heading_rows = set()
+    for css in selectors:  # a row, or an element inside the row (a cell's h3)
+        for hit in select(region, css):
+            row = hit if hit.tag == "tr" else next(hit.iterancestors("tr"), None)
+            if row is not None:
+                heading_rows.add(row)
+    tables = {row.getparent() for row in heading_rows}
+    tables = {t.getparent() if t.tag in ("tbody", "thead", "tfoot") else t for t in tables}
+    for table in tables:
+        parent = table.getparent()
+        if parent is None or table.tag != "table":
+            continue
+        rows = [r for r in table.iter("tr") if _own_table(r) is table]
+        pieces: list[HtmlElement] = []
+        current: HtmlElement | None = None
+        for row in rows:
+            if row in heading_rows:
+                pieces.append(_heading_block(row))
+                current = None
+                continue
+            if current is None:
+                current = lxml.html.Element("table")
+                for name, value in table.attrib.items():
+                    current.set(name, value)
+                pieces.append(current)
+            row.tail = None
+            current.append(row)
+        if pieces:
+            pieces[-1].tail = table.tail
+        position = parent.index(table)
+        parent.remove(table)
+        for offset, piece in enumerate(pieces):
+            parent.insert(position + offset, piece)
+
+
+def _own_table(row: HtmlElement) -> HtmlElement | None:
+    return next(row.iterancestors("table"), None)
+
+
+def _heading_block(row: HtmlElement) -> HtmlElement:
+    """A heading row's cells as one block; text with no heading of its own becomes one."""
+    block = lxml.html.Element("div")
+    for cell in row:
+        if not isinstance(cell.tag, str):
+            continue
+        if cell.text:
+            block.append(_text_element("span", cell.text))
+        block.extend(list(cell))
+    if next(block.iter("h1", "h2", "h3", "h4", "h5", "h6"), None) is None:
+        text = " ".join(block.text_content().split())
+        block = _text_element("h2", text)
+    block.tail = None
+    return block
+
+
+def _text_element(tag: str, text: str) -> HtmlElement:
+    element = lxml.html.Element(tag)
+    element.text = text
+    return element
 
 
 def _grids_to_tables(region: HtmlElement) -> None:

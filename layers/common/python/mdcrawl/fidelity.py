@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from urllib.parse import urljoin
 
+import lxml.html
 from lxml.html import HtmlElement
 
 from .convert import convert_html
@@ -82,6 +83,10 @@ IGNORED = (
     ".tooltip",
     ".viewcode-link",
     ".viewcode-back",
+    ".prev-next-area",  # prev/next links (pydata and book themes)
+    ".prev-next-footer",
+    "span.icona",  # Doxygen's lettered icons ("C" for a struct) beside index entries
+    "span.arrow",  # Doxygen's tree expanders
 )
 # Outside the region: where navigation and footer text lives.
 CHROME = (
@@ -137,6 +142,9 @@ _TOKEN = re.compile(r"[^\W_]+")
 _FENCE_OPEN = re.compile(r"^((?:> ?|\s)*)(`{3,})([^`\s]*)\s*$")
 _MD_LINK = re.compile(r"\]\(<?([^)\s>]*)[^)]*\)")
 _MD_HEADING = re.compile(r"^(?:>\s?)*\s*#{1,6}\s+(.*)$", re.MULTILINE)
+# An admonition's title heading ("<h3>Tip</h3>") becomes the label of its blockquote,
+# as the brief asks: "> **Tip:** ...". That keeps the heading.
+_MD_LABEL = re.compile(r"^(?:>\s?)+\*\*([^*\n]+?):\*\*", re.MULTILINE)
 # Link targets are not text; an autolink's URL is (it is what the reader sees).
 _URL_IN_MD = re.compile(r"\]\([^)]*\)")
 
@@ -208,10 +216,14 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
         if element.getparent() is not None:
             element.drop_tree()
     fences, prose = parse_fences(markdown)
-    verbatim, lang, n_code, n_lang = _code_shares(region, fences)  # before spacing
+    # HTML blocks (tables GFM cannot hold) are read as rendered: their text, their pres.
+    html_pres, prose_text = read_html_blocks(prose)
+    code_blocks = fences + html_pres
+    verbatim, lang, n_code, n_lang = _code_shares(region, code_blocks)  # before spacing
     _space_blocks(region)
+    readable = "\n".join([prose_text, *(f"{info}\n{body}" for info, body in fences)])
     # Emphasis markers split intraword words ("*PAM*s"): the reader sees one word.
-    md_tokens = _tokens(_URL_IN_MD.sub("]", markdown).replace("*", ""))
+    md_tokens = _tokens(_URL_IN_MD.sub("]", readable).replace("*", ""))
     word_share, n_words = _word_share(region, md_tokens)
     headings, n_headings = _heading_share(region, prose)
     cells, n_cells = _cell_share(region, md_tokens)
@@ -285,6 +297,37 @@ def parse_fences(markdown: str) -> tuple[list[tuple[str, str]], str]:
     return blocks, "\n".join(prose)
 
 
+_HTML_BLOCK_START = re.compile(r"^(?:>\s?|\s)*<(?:table|div|dl)\b", re.IGNORECASE)
+_BLOCK_PREFIX = re.compile(r"^(?:>\s?|\s)*")
+
+
+def read_html_blocks(prose: str) -> tuple[list[tuple[str, str]], str]:
+    """The text of each HTML block (CommonMark: from a block-level tag to the next blank
+    line) as a reader sees it rendered; and (language, text) of the pres inside them."""
+    pres: list[tuple[str, str]] = []
+    out: list[str] = []
+    lines = prose.split("\n")
+    i = 0
+    while i < len(lines):
+        if not _HTML_BLOCK_START.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        prefix = _BLOCK_PREFIX.match(lines[i]).group(0)  # type: ignore[union-attr]
+        block = []
+        while i < len(lines) and lines[i].strip(" >"):
+            line = lines[i]
+            block.append(line[len(prefix) :] if line.startswith(prefix) else line)
+            i += 1
+        fragment = lxml.html.fragment_fromstring("\n".join(block), create_parent="div")
+        for pre in fragment.iter("pre"):
+            named = _LANG_CLASS.search(pre.get("class") or "")
+            pres.append((named.group(1) if named else "", _normal_code(pre.text_content())))
+        _space_blocks(fragment)
+        out.append(" ".join(fragment.text_content().split()))
+    return pres, "\n".join(out)
+
+
 def _normal_code(code: str) -> str:
     lines = [line.rstrip() for line in code.split("\n")]
     while lines and not lines[0]:
@@ -338,7 +381,8 @@ def _heading_share(region: HtmlElement, markdown: str) -> tuple[float, int]:
         " ".join(_tokens(h.text_content())) for h in region.iter("h1", "h2", "h3", "h4", "h5", "h6")
     ]
     expected = [h for h in expected if h]
-    found = {" ".join(_tokens(_URL_IN_MD.sub("]", m))) for m in _MD_HEADING.findall(markdown)}
+    titles = _MD_HEADING.findall(markdown) + _MD_LABEL.findall(markdown)
+    found = {" ".join(_tokens(_URL_IN_MD.sub("]", m))) for m in titles}
     kept = sum(h in found for h in expected)
     return (kept / len(expected) if expected else 1.0), len(expected)
 
@@ -372,7 +416,12 @@ def _inside(element: HtmlElement, container: HtmlElement) -> bool:
 
 
 def _nav_leak(markdown: str, chrome_lines: set[str]) -> tuple[float, int]:
-    lines = [" ".join(_tokens(_URL_IN_MD.sub("]", line))) for line in markdown.split("\n")]
+    lines = markdown.split("\n")
+    if lines and lines[0].startswith("# "):
+        # The page's title heading (from its <title> when the content has no h1) names
+        # the page itself, even when the sidebar repeats it: it is not a leak.
+        lines = lines[1:]
+    lines = [" ".join(_tokens(_URL_IN_MD.sub("]", line))) for line in lines]
     lines = [line for line in lines if line]
     leaked = sum(any(chrome in line for chrome in chrome_lines) for line in lines)
     return (leaked / len(lines) if lines else 0.0), len(lines)

@@ -213,7 +213,7 @@ class DocsConverter(MarkdownConverter):
             return self._unwrap_layout(table, parent_tags)
         if not fits_gfm(table):
             return self._placeholder(html_table(table))
-        rows = [self._row_cells(tr) for tr in table_rows(table)]
+        rows = [self._row_cells(tr) for tr in table_rows(table) if not is_blank_row(tr)]
         rows = [row for row in rows if row]
         if not rows:
             return ""
@@ -351,9 +351,18 @@ def table_rows(table: Tag) -> list[Tag]:
     return rows
 
 
+def is_blank_row(tr: Tag) -> bool:
+    """A spacer row (Doxygen's ``tr.separator``): no text, no image, nothing to keep."""
+    return not tr.get_text().strip() and tr.find("img") is None
+
+
 def fits_gfm(table: Tag) -> bool:
-    """GFM tables hold one line of inline content per cell and no spans."""
-    for cell in table.find_all(("td", "th")):
+    """GFM tables hold one line of inline content per cell and no spans (spacer rows,
+    dropped from the table, do not count)."""
+    cells = [c for tr in table_rows(table) if not is_blank_row(tr) for c in tr.find_all(("td", "th"))]
+    if not table_rows(table):
+        cells = table.find_all(("td", "th"))
+    for cell in cells:
         if _span(cell, "rowspan") > 1 or _span(cell, "colspan") > 1:
             return False
         if cell.find(_BLOCK_TAGS) is not None:
@@ -385,13 +394,25 @@ def gfm_table(rows: list[list[str]]) -> str:
 def html_table(table: Tag) -> str:
     """The table as compact HTML (links already absolute), for markdown's HTML blocks."""
     for element in [table, *table.find_all(True)]:
+        lang = element.get(LANG_ATTR) if element.name == "pre" else None
         element.attrs = {k: v for k, v in element.attrs.items() if k in _HTML_KEEP_ATTRS}
+        if lang:  # the language stays named, as CommonMark renders a fence's
+            element.attrs["class"] = f"language-{lang}"
     for text in table.find_all(string=True):
         if isinstance(text, NavigableString) and not text.strip() and text.parent.name != "pre":
             text.replace_with(" " if "\n" not in text else "\n")
-    html = str(table)
+    html = _PRE_ELEMENT.sub(_keep_pre_blank_lines, str(table))
     # A blank line would end the HTML block in CommonMark.
     return re.sub(r"\n[ \t]*\n+", "\n", html)
+
+
+_PRE_ELEMENT = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.DOTALL | re.IGNORECASE)
+
+
+def _keep_pre_blank_lines(match: re.Match[str]) -> str:
+    """A blank line in a <pre> would end the HTML block: hold it with a space entity."""
+    body = re.sub(r"\n[ \t]*(?=\n)", "\n&#32;", match.group(2))
+    return match.group(1) + body + match.group(3)
 
 
 # ---------------------------------------------------------------- render

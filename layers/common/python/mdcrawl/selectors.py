@@ -30,6 +30,13 @@ class GeneratorRule:
     nav: tuple[str, ...] = ()
     # Layout lists (a ul/ol used to stack sections): their items become plain blocks.
     unwrap_lists: tuple[str, ...] = ()
+    # Table rows that are section headings (Doxygen's member tables): the table is split
+    # there and the row's content stands between the parts as a heading.
+    heading_rows: tuple[str, ...] = ()
+    # Generators without a site-wide sidebar: the links of a page's own table of
+    # contents (its children, in order). The page's nav is then: the page before it
+    # (``SEQUENCE_PREV``), the page itself, these links, the page after it.
+    toc: tuple[str, ...] = ()
 
 
 # Chrome that no generator means as content, removed from every region.
@@ -111,10 +118,16 @@ GENERATORS: tuple[GeneratorRule, ...] = (
     ),
     GeneratorRule(
         name="sphinx-pydata",
-        markers=("nav.bd-docs-nav", "div.bd-container", "main.bd-main"),
-        content=("article.bd-article", "main.bd-main .bd-content", "main#main-content"),
+        # nav#bd-docs-nav, main.bd-content: theme 0.7-0.8 (Bootstrap 4 layout)
+        markers=("nav.bd-docs-nav", "div.bd-container", "main.bd-main", "nav#bd-docs-nav"),
+        content=(
+            "article.bd-article",
+            "main.bd-main .bd-content",
+            "main#main-content",
+            "main.bd-content",
+        ),
         drop=_SPHINX_DROP + (".header-article", ".bd-sidebar-secondary", ".prev-next-footer"),
-        nav=("nav.bd-docs-nav a.reference", ".bd-sidenav a"),
+        nav=("nav.bd-docs-nav a.reference", "nav#bd-docs-nav a.reference", ".bd-sidenav a"),
     ),
     GeneratorRule(
         name="readthedocs",  # sphinx_rtd_theme, and MkDocs' theme of the same look
@@ -222,7 +235,16 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         generator="javadoc",
         content=("main[role=main]", "div.contentContainer"),
         drop=(".subNav", ".topNav", ".bottomNav", ".sub-nav", ".table-tabs"),
-        nav=("div.indexContainer a", ".block-list a"),
+        nav=("div.indexContainer a",),
+        # The overview lists the packages, each package summary its classes (Javadoc
+        # 17: grids of divs; 8-11: tables). Class pages have no list of their own.
+        toc=(
+            "body.package-index-page .summary-table .col-first a",
+            "body.package-declaration-page #class-summary .col-first a",
+            "table.overviewSummary .colFirst a",
+            "table.typeSummary .colFirst a",
+            "table.packagesSummary .colFirst a",
+        ),
         unwrap_lists=(
             "ul.block-list",
             "ul.member-list",
@@ -237,8 +259,10 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=("div#doc-content", "div#nav-tree", "div.navpath"),
         generator="doxygen",
         content=("div.contents",),
-        drop=(".navpath", "#nav-path"),
+        # span.icona: the lettered icon ("C", "N") glued to each name in index tables.
+        drop=(".navpath", "#nav-path", "span.icona", "span.arrow"),
         nav=("#nav-tree a", "div.directory a"),
+        heading_rows=("tr.heading", "td[colspan] > h2", "td[colspan] > h3"),
     ),
     GeneratorRule(
         name="pdoc",
@@ -255,7 +279,9 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         # Chunked pages: navheader, one div.chapter/section/refentry..., navfooter.
         content=("body",),
         drop=(".navheader", ".navfooter"),
-        nav=("div.toc a",),
+        # The book/index page's .toc lists every chapter and section; a chapter's lists
+        # its sections; <link rel=prev/next> chain the chunks in document order.
+        toc=("div.toc a",),
     ),
     GeneratorRule(
         name="asciidoc",  # AsciiDoc (Python) and Asciidoctor: same page layout
@@ -288,6 +314,15 @@ STRUCTURAL: tuple[str, ...] = ("main", "[role=main]", "article", "#main-content"
 
 # Site navigation when the generator gave none (or none matched).
 GENERIC_NAV: tuple[str, ...] = ("nav a", "[role=navigation] a", "aside a")
+
+# The pages before and after this one in the generator's own sequence (DocBook, Sphinx,
+# rustdoc books...): HTML's link types, then DocBook's navheader access keys.
+SEQUENCE_PREV: tuple[str, ...] = (
+    "head link[rel=prev]",
+    "head link[rel=previous]",
+    "div.navheader a[accesskey=p]",
+)
+SEQUENCE_NEXT: tuple[str, ...] = ("head link[rel=next]", "div.navheader a[accesskey=n]")
 
 # Admonition boxes, whatever the generator calls them; the title holds the label.
 ADMONITION: tuple[str, ...] = (
