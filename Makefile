@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 # Installed with apt; then docs whose packages drag heavy dependencies, only unpacked.
 DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc \
-	git-doc libpam-doc chromium
+	git-doc libpam-doc lmdb-doc python-typer-doc postgresql-doc-15 chromium
 DOC_EXTRACT_PACKAGES := rust-doc libcommons-lang3-java-doc
 BENCH_PACKAGES := python-django-doc python3.11-doc
 URL     ?=
