@@ -19,10 +19,10 @@ from .conftest import ROOT, Synth, run_app
 REQUIREMENTS = ROOT / "layers" / "deps" / "requirements.txt"
 # In the layer but not in pyproject's [project].dependencies: the aws extra without boto3
 # (the Lambda runtime ships boto3/botocore; see the comment in requirements.txt).
-AWS_EXTRA_IN_LAYER = {"aws-lambda-powertools"}
+AWS_EXTRA_IN_LAYER = {"aws-lambda-powertools", "aws-xray-sdk"}
 AWS_EXTRA_NOT_IN_LAYER = {"boto3"}
-# In the layer only: the X-Ray SDK behind Powertools' Tracer, pinned to what tests run with.
-LAYER_ONLY = {"aws-xray-sdk", "wrapt"}
+# In the layer only: wrapt (the X-Ray SDK's dependency), pinned to what tests run with.
+LAYER_ONLY = {"wrapt"}
 
 
 def pins(lines: list[str]) -> dict[str, str]:

@@ -42,10 +42,16 @@ def extract_links(html_doc: bytes | str, url: str) -> PageLinks:
         return PageLinks((), None, url)
     base = _base_href(root, url)
     own = normalize_url(url)
-    seen: dict[str, None] = {}
+    # Docs pages repeat the same hrefs (nav on every page, many links per target):
+    # normalising is the costly part, so each distinct raw href is normalised once.
+    raw: dict[str, None] = {}
     for element in root.xpath(LINK_XPATH):
         target = _target(element)
-        link = normalize_url(target, base) if target is not None else None
+        if target is not None:
+            raw.setdefault(target, None)
+    seen: dict[str, None] = {}
+    for target in raw:
+        link = normalize_url(target, base)
         if link is not None and link != own:
             seen.setdefault(link, None)
     return PageLinks(tuple(seen), _canonical(root, base), base)
