@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from mdcrawl.adapters.local import LocalStores, open_local_stores
-from mdcrawl.models import CrawledPage, CrawlOptions, JobStatus, PageStatus, UrlState
+from mdcrawl.models import CrawledPage, CrawlOptions, EventType, JobStatus, PageStatus, UrlState
+from mdcrawl.pipeline.finalize import FinalizeDeps, finalize
 from mdcrawl.pipeline.jobs import JobDeps, cancel_job, create_job
 from mdcrawl.pipeline.orchestrate import OrchestratorDeps, Tuning, orchestrate
+from mdcrawl.pipeline.process import ProcessDeps, process_page
 from mdcrawl.ports import CrawlOutcome, CrawlRequest, CrawlResponse
 
 BASE = "http://docs.test/"
@@ -145,8 +147,26 @@ async def test_cancel_stops_the_crawl(stores: LocalStores) -> None:
     invoker.on_crawl = lambda: cancel_job(
         job_id, JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock)
     )
-    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "done"
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert invoker.crawled == [BASE]  # nothing claimed after the cancel
+    # Pages handed to the process step are still in flight: no terminal event yet.
+    assert stores.jobs.get(job_id).status is JobStatus.FINALIZING
+    fin = FinalizeDeps(
+        stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
+    )
+    assert finalize(job_id, fin, _no_output) == "wait"
+    assert EventType.JOB_CANCELLED not in [e.type for e in stores.events.after(job_id)]
+    process = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
+    for page in invoker.processed:
+        process_page(page, process)
+    assert finalize(job_id, fin, _no_output) == "done"
     assert stores.jobs.get(job_id).status is JobStatus.CANCELLED
+    types = [e.type for e in stores.events.after(job_id)]
+    assert types[-1] is EventType.JOB_CANCELLED and types.count(EventType.JOB_CANCELLED) == 1
+
+
+def _no_output(name: str):  # type: ignore[no-untyped-def]
+    raise AssertionError(f"a cancelled job writes no outputs, not {name}")
 
 
 async def test_stop_at_asks_to_continue_and_the_next_run_finishes(stores: LocalStores) -> None:

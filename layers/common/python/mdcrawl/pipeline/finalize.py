@@ -1,8 +1,10 @@
 """The last step: once every settled URL has its record, assemble the outputs, once.
 
 ``finalize`` answers ``"wait"`` while the process step still owes records (pages are
-converted asynchronously), and ``"done"`` after writing. The completed transition is
-conditional, so a retried finalize writes the same files again but announces once.
+converted asynchronously), and ``"done"`` after writing (or, for a job whose cancel was
+requested, after announcing ``job.cancelled``: no event may follow a terminal one).
+The completed transition is conditional, so a retried finalize writes the same files
+again but announces once.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ def finalize(
         return DONE
     if job.status is JobStatus.QUEUED or records_owed(job_id, deps.frontier, deps.pages) > 0:
         return WAIT
+    if job.cancel_requested:
+        _cancelled(job_id, deps)
+        return DONE
     records = without_duplicates(deps.pages.list(job_id))
     result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
     locate = output_key or (lambda name: job_key(job_id, name))
@@ -73,6 +78,15 @@ def finalize(
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
+
+
+def _cancelled(job_id: str, deps: FinalizeDeps) -> None:
+    """The cancel's terminal event, once every page in flight has been recorded."""
+    now = deps.clock.now()
+    if deps.jobs.transition(
+        job_id, [JobStatus.RUNNING, JobStatus.FINALIZING], JobStatus.CANCELLED, finished_at=now
+    ):
+        deps.events.append(job_id, EventType.JOB_CANCELLED, {}, now)
 
 
 def fail(job_id: str, deps: _LifecycleDeps, error: str) -> bool:

@@ -236,11 +236,10 @@ class _Engine:
         return FINALIZE
 
     def _cancel(self, now: float) -> str:
-        if self.deps.jobs.transition(
-            self.job_id,
-            [JobStatus.RUNNING, JobStatus.QUEUED],
-            JobStatus.CANCELLED,
-            finished_at=now,
-        ):
-            self.deps.events.append(self.job_id, EventType.JOB_CANCELLED, {}, now)
-        return DONE
+        """Stop here, but announce ``job.cancelled`` only from finalize: pages already
+        handed to the process step may still emit ``page.done``, and no event may follow
+        a terminal one."""
+        self.deps.jobs.transition(
+            self.job_id, [JobStatus.RUNNING], JobStatus.FINALIZING, heartbeat=now
+        )
+        return FINALIZE
