@@ -312,12 +312,18 @@ async def test_sitemap_discovery(server: RunningServer) -> None:
     )
     root_map = f"<urlset><url><loc>{base}/p3.html</loc></url></urlset>".encode()
     robots = f"User-agent: *\nAllow: /\nSitemap: {base}/maps/index.xml\n".encode()
-    server.routes.update({
-        "/robots.txt": lambda h: respond(h, 200, {"Content-Type": "text/plain"}, robots),
-        "/maps/index.xml": lambda h: respond(h, 200, {"Content-Type": "application/xml"}, index),
-        "/maps/a.xml.gz": lambda h: respond(h, 200, {"Content-Type": "application/gzip"}, child),
-        "/sitemap.xml": lambda h: respond(h, 200, {"Content-Type": "text/xml"}, root_map),
-    })
+    server.routes.update(
+        {
+            "/robots.txt": lambda h: respond(h, 200, {"Content-Type": "text/plain"}, robots),
+            "/maps/index.xml": lambda h: respond(
+                h, 200, {"Content-Type": "application/xml"}, index
+            ),
+            "/maps/a.xml.gz": lambda h: respond(
+                h, 200, {"Content-Type": "application/gzip"}, child
+            ),
+            "/sitemap.xml": lambda h: respond(h, 200, {"Content-Type": "text/xml"}, root_map),
+        }
+    )
     async with HttpxFetcher(FAST) as fetcher:
         urls = await fetcher.sitemap_urls(server.url("/docs/a.html"))
     assert urls == [f"{base}/p1.html", f"{base}/p2.html", f"{base}/p3.html"]

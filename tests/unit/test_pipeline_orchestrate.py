@@ -175,3 +175,15 @@ async def test_stop_at_asks_to_continue_and_the_next_run_finishes(stores: LocalS
     assert await orchestrate(job_id, deps, stop_at=0.0, tuning=FAST) == "continue"
     assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
     assert sorted(invoker.crawled) == [BASE, BASE + "a"]
+
+
+async def test_a_batch_that_crashes_the_crawler_fails_only_its_culprit(
+    stores: LocalStores,
+) -> None:
+    links = tuple(BASE + name for name in "abcdef")
+    invoker = ScriptedInvoker({BASE + "c": ["raise"] * 10}, {BASE: links})
+    job_id, deps = run(stores, invoker, CrawlOptions(concurrency=8))
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    states = {i.url: i.state for i in stores.frontier.items(job_id)}
+    assert [u for u, st in states.items() if st is UrlState.FAILED] == [BASE + "c"]
+    assert all(states[u] is UrlState.DONE for u in links if u != BASE + "c")

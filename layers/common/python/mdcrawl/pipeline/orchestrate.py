@@ -161,7 +161,11 @@ class _Engine:
             return  # claim in batches, not one URL at a time
         now = self.deps.clock.now()
         items = self.deps.frontier.claim(self.job_id, room, self.tuning.lease_s, now)
-        for chunk in iter_chunks(items, batch):
+        # A URL that comes back after a failed attempt goes alone: if its batch crashed
+        # the crawler, batch-mates must not keep sharing (and spending) its attempts.
+        fresh = [item for item in items if item.attempts == 0]
+        retried = [(item,) for item in items if item.attempts > 0]
+        for chunk in [*iter_chunks(fresh, batch), *retried]:
             request = CrawlRequest(self.job_id, self.state.scope, options, tuple(chunk))
             self.tasks[asyncio.ensure_future(self.deps.invoker.crawl(request))] = tuple(chunk)
 
