@@ -7,10 +7,12 @@ from mdcrawl.rewrite import (
     Slugger,
     github_slug,
     headings,
+    iter_lines,
     map_text,
     plain_text,
     relevel,
     rewrite_links,
+    segments,
     url_key,
 )
 
@@ -132,3 +134,30 @@ def test_slugger_suffixes_repeats_like_github() -> None:
     slugger = Slugger()
     slugs = [slugger.slug(text) for text in ("API", "API", "API-1", "API")]
     assert slugs == ["api", "api-1", "api-1-1", "api-2"]
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "```py\na\n```\nb",
+        "x\n````\n```\n````\ny",
+        "> ```\n> code\n> ```\ntext",
+        "```\nunclosed",
+        "~~~\n```\n~~~\nz",
+        "```a`b\nnot a fence: backtick in the info string",
+        "  ```\n  c\n  ```",
+        "a\r\n```\r\nc\r\n```\r\nd",
+        "- item\n\n    ```sh\n    $ run\n    ```\n- next",
+    ],
+)
+def test_segments_read_fences_exactly_as_iter_lines(markdown: str) -> None:
+    def merged(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+        out: list[tuple[str, bool]] = []
+        for text, in_code in pieces:
+            if out and out[-1][1] == in_code:
+                out[-1] = (out[-1][0] + text, in_code)
+            else:
+                out.append((text, in_code))
+        return out
+
+    assert merged(segments(markdown)) == merged(list(iter_lines(markdown)))

@@ -9,6 +9,7 @@ continuation paragraphs are indented by four spaces and must stay rewritable.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
@@ -19,6 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 Resolver = Callable[[str], "str | None"]
 
 _FENCE_OPEN = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
+# Lines that could open or close a fence; only these are looked at one by one.
+_FENCE_LINE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?:`{3,}|~{3,})[^\n]*$", re.M)
 _CODE_SPAN = re.compile(
     r"(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)", re.S
 )
@@ -58,19 +61,32 @@ def _closes(line: str, fence: str) -> bool:
     return len(body) >= len(fence) and set(body) == {fence[0]}
 
 
+def segments(markdown: str) -> list[tuple[str, bool]]:
+    """The text cut into prose and fenced-code stretches, as (text, in_code): the same
+    reading as ``iter_lines``, but only lines that look like fences are looked at in
+    Python (the assembler runs this over every page twice: it is on the hot path)."""
+    out: list[tuple[str, bool]] = []
+    start, fence = 0, None
+    for match in _FENCE_LINE.finditer(markdown):
+        line = match.group().rstrip("\r")
+        if fence is None:
+            opened = _FENCE_OPEN.match(line)
+            if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+                out.append((markdown[start : match.start()], False))
+                start, fence = match.start(), opened["fence"]
+        elif match.start() > start and _closes(line, fence):
+            end = match.end() + (markdown[match.end() : match.end() + 1] == "\n")
+            out.append((markdown[start:end], True))
+            start, fence = end, None
+    out.append((markdown[start:], fence is not None))
+    return [(text, in_code) for text, in_code in out if text]
+
+
 def map_text(markdown: str, change: Callable[[str], str]) -> str:
     """Apply ``change`` to every stretch of text outside fenced and inline code."""
-    out: list[str] = []
-    prose: list[str] = []
-    for line, in_code in iter_lines(markdown):
-        if in_code:
-            out.append(_map_prose("".join(prose), change))
-            prose.clear()
-            out.append(line)
-        else:
-            prose.append(line)
-    out.append(_map_prose("".join(prose), change))
-    return "".join(out)
+    return "".join(
+        text if in_code else _map_prose(text, change) for text, in_code in segments(markdown)
+    )
 
 
 def _map_prose(text: str, change: Callable[[str], str]) -> str:
@@ -104,6 +120,7 @@ def _relink(match: re.Match[str], resolve: Resolver) -> str:
     return match[f"{kind}_lead"] + target + (match["q"] if kind == "href" else "")
 
 
+@functools.lru_cache(maxsize=65536)  # the same nav links recur on every page
 def url_key(url: str) -> str:
     """A URL reduced to what identifies a page: no fragment, lower-case scheme and
     host, no default port, ``/index.html`` read as ``/``. Used to match links to pages."""
