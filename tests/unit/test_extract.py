@@ -106,3 +106,26 @@ def test_nav_skips_a_sidebar_that_only_lists_this_page():
     nav = extract_page(root, html, "https://r.example/user/quickstart.html").nav
     assert nav != ("https://r.example/user/quickstart.html",)
     assert "https://r.example/genindex.html" not in nav  # the "related" bar is not nav
+
+
+def test_djangodocs_theme_region_is_the_yui_main_column():
+    """The djangodocs Sphinx theme has no div.body: its YUI main column is the content
+    (readability, the fallback, kept a third of the code blocks and headings)."""
+    html = """<html><head><link rel="index" href="genindex.html"></head><body>
+    <div class="document"><div id="custom-doc" class="yui-t6">
+      <div id="hd"><h1><a href="index.html">Django documentation</a></h1></div>
+      <div id="bd"><div id="yui-main"><div class="yui-b"><div class="yui-g" id="ref-x">
+        <div class="section"><h1>QuerySet API</h1><p>Body text.</p>
+        <div class="highlight-default notranslate"><div class="highlight"><pre>qs.all()</pre></div></div>
+        </div></div></div></div>
+        <div class="yui-b" id="sidebar"><div class="sphinxsidebar" role="navigation">
+          <h3>Table of Contents</h3><ul><li><a href="a.html">A</a></li></ul></div></div>
+      </div>
+      <div id="ft">footer text</div>
+    </div></div></body></html>"""
+    extraction = extract_page(parse_html(html), html, "https://d.example/ref/x.html")
+    assert extraction.extractor == "sphinx"
+    text = extraction.region.text_content()
+    assert "QuerySet API" in text and "qs.all()" in text
+    assert "Table of Contents" not in text and "footer text" not in text
+    assert "Django documentation" not in text

@@ -140,7 +140,8 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="sphinx",  # alabaster, classic, pallets, celery, nature, haiku, agogo...
         markers=_SPHINX_MARKERS,
         generator="sphinx",
-        content=("div.body[role=main]", "div.body", "div[role=main]", "main"),
+        # #yui-main: the djangodocs theme (Django and its ecosystem), YUI grid layout.
+        content=("div.body[role=main]", "div.body", "div[role=main]", "main", "#yui-main div.yui-b"),
         drop=_SPHINX_DROP,
         nav=_SPHINX_NAV,
     ),
