@@ -51,7 +51,7 @@ async def fetch_page(
     if entry is not None and not deps.blobs.exists(body_key(entry.content_hash)):
         entry = None  # the body blob is gone: the entry is useless
     if entry is not None and is_fresh(entry, now, options):
-        return _page(request, item, entry, from_cache=True), entry.links
+        return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
     result = await deps.fetcher.fetch(
         item.url,
         etag=entry.etag if entry else None,
@@ -62,9 +62,9 @@ async def fetch_page(
             raise errors.HttpStatusError(f"{item.url} answered 304 to a plain GET", 304)
         entry = _revalidated(entry, result, now, options)
         deps.cache.put(entry)
-        return _page(request, item, entry, from_cache=True), entry.links
+        return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
     entry = _store(item, result, now, options, deps)
-    return _page(request, item, entry, from_cache=False), entry.links
+    return crawled_page(request.job_id, item, entry, from_cache=False), entry.links
 
 
 def _revalidated(
@@ -119,11 +119,12 @@ def page_links(body: bytes, url: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((found.canonical, *found.links)))
 
 
-def _page(
-    request: CrawlRequest, item: FrontierItem, entry: CacheEntry, from_cache: bool
+def crawled_page(
+    job_id: str, item: FrontierItem, entry: CacheEntry, from_cache: bool
 ) -> CrawledPage:
+    """What the process step gets for a URL whose body the cache entry describes."""
     return CrawledPage(
-        job_id=request.job_id,
+        job_id=job_id,
         url=item.url,
         url_hash=item.url_hash,
         final_url=entry.final_url,

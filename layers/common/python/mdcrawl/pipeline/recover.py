@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..models import CrawledPage, FrontierItem, PageRecord, PageStatus, UrlState
 from ..ports import ContentCache, Frontier, PageStore
-from .fetching import body_key
+from .fetching import crawled_page
 
 
 @dataclass(frozen=True)
@@ -42,19 +42,7 @@ def _refetched(job_id: str, item: FrontierItem, cache: ContentCache) -> CrawledP
     entry = cache.get(item.url_hash)
     if entry is None:
         return None
-    return CrawledPage(
-        job_id=job_id,
-        url=item.url,
-        url_hash=item.url_hash,
-        final_url=entry.final_url,
-        content_hash=entry.content_hash,
-        body_key=body_key(entry.content_hash),
-        order=item.order,
-        depth=item.depth,
-        from_cache=True,
-        sitemap_rank=item.sitemap_rank,
-        encoding=entry.encoding,
-    )
+    return crawled_page(job_id, item, entry, from_cache=True)
 
 
 def _failure_record(job_id: str, item: FrontierItem) -> PageRecord:
