@@ -135,3 +135,50 @@ def test_images_keep_alt_and_absolute_url():
 def test_headings_are_atx():
     md = render("<h2>Setup</h2><p>x</p><h3>More <em>detail</em></h3>")
     assert "## Setup" in md and "### More *detail*" in md and "---" not in md
+
+
+def _soup_shape(soup) -> list[tuple]:
+    """Every node in document order with its class, name/text, attributes and links."""
+    from bs4 import Tag
+
+    nodes, node = [], soup.contents[0] if soup.contents else None
+    while node is not None:
+        nodes.append(node)
+        node = node.next_element
+    index = {id(n): i for i, n in enumerate(nodes)}
+    links = ("parent", "previous_sibling", "next_sibling", "previous_element")
+    return [
+        (
+            type(n).__name__,
+            n.name if isinstance(n, Tag) else str(n),
+            dict(n.attrs) if isinstance(n, Tag) else None,
+            n.can_be_empty_element if isinstance(n, Tag) else None,
+            tuple(index.get(id(getattr(n, link)), -1) for link in links),
+        )
+        for n in nodes
+    ]
+
+
+def test_soup_built_from_lxml_is_the_round_trip_soup():
+    """The direct build must give markdownify the tree a serialise-and-parse gives it."""
+    import lxml.html
+    from bs4 import BeautifulSoup
+    from mdcrawl.markdown import soup_from_lxml
+
+    body = """<main>
+      <h1>Title</h1>  <p>Text <b>bold</b> <a href="https://x.example/a b/à.html">link</a><br>
+      after</p>
+      <pre>
+
+  indented
+    </pre>
+      <ruby>漢<rt>kan</rt></ruby><img src="https://x.example/i mg.png" alt="i">
+      <table><tr><td> </td><td>cell</td></tr></table>\t
+    </main> tail text"""
+    for tag in ("main", "body"):
+        root = parse_html(f"<html><body>{body}</body></html>")
+        region = root.find(".//main") if tag == "main" else root.find("body")
+        reference = BeautifulSoup(
+            lxml.html.tostring(region, encoding="unicode"), "lxml", multi_valued_attributes=None
+        )
+        assert _soup_shape(soup_from_lxml(region)) == _soup_shape(reference)
