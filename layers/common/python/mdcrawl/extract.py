@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urldefrag, urljoin
 
+import lxml.etree
 import lxml.html
 from lxml.cssselect import CSSSelector
 from lxml.etree import ParserError
@@ -92,25 +93,49 @@ class SelectorSet:
             )
             self.index.setdefault(key, []).append(compound)
 
+        # The index split by kind, so that an element with nothing indexed (most of
+        # them) is rejected with a few dict lookups and no string building.
+        self.by_tag = {k: v for k, v in self.index.items() if k[0] not in ".#["}
+        self.by_class = {k[1:]: v for k, v in self.index.items() if k[0] == "."}
+        self.by_id = {k[1:]: v for k, v in self.index.items() if k[0] == "#"}
+        self.by_attr = [(k[1:-1], v) for k, v in self.index.items() if k[0] == "["]
+
     def find(self, root: HtmlElement) -> list[HtmlElement]:
         """Elements matching any selector (document order for the simple ones)."""
-        found = [el for el in root.iter() if isinstance(el.tag, str) and self._hits(el)]
+        hits = self._hits
+        found = [el for el in root.iter(_ELEMENTS) if hits(el)]
         for css in self.complex:
             found.extend(select(root, css))
         return found
 
     def present(self, root: HtmlElement) -> set[str]:
         """Which selectors match somewhere under ``root``."""
-        hit = {c.css for el in root.iter() if isinstance(el.tag, str) for c in self._hits(el)}
+        hits = self._hits
+        hit = {c.css for el in root.iter(_ELEMENTS) for c in hits(el)}
         return hit | {css for css in self.complex if select(root, css)}
 
     def _hits(self, el: HtmlElement) -> list[_Compound]:
-        classes = set((el.get("class") or "").split())
-        keys = [el.tag, *(f".{c}" for c in classes)]
-        if el.get("id"):
-            keys.append(f"#{el.get('id')}")
-        keys += [f"[{a}]" for a in ("role", "aria-label") if el.get(a) is not None]
-        return [c for k in keys for c in self.index.get(k, ()) if c.matches(el, classes)]
+        attrib = el.attrib
+        candidates = self.by_tag.get(el.tag, [])
+        cls = attrib.get("class")
+        if cls:
+            by_class = self.by_class
+            for name in cls.split():
+                if name in by_class:
+                    candidates = candidates + by_class[name]
+        id_ = attrib.get("id")
+        if id_ and id_ in self.by_id:
+            candidates = candidates + self.by_id[id_]
+        for name, compounds in self.by_attr:
+            if name in attrib:
+                candidates = candidates + compounds
+        if not candidates:
+            return candidates
+        classes = set(cls.split()) if cls else set()
+        return [c for c in candidates if c.matches(el, classes)]
+
+
+_ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
 
 
 @lru_cache(maxsize=64)
