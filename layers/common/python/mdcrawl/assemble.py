@@ -32,8 +32,7 @@ from .rewrite import (
     headings,
     link_text,
     plain_text,
-    relevel,
-    rewrite_links,
+    rewrite_links_twice,
     url_key,
 )
 
@@ -177,22 +176,32 @@ class _Linker:
             if alias is not None:
                 self._by_key.setdefault(url_key(record.url), alias)
 
+        # url -> (target, fragment, _fragment(target, fragment)): the same nav and
+        # cross-reference links recur on every page, and each is rewritten twice.
+        self._found: dict[str, tuple[_Planned | None, str, tuple[str, str] | None]] = {}
+
     def in_document(self, url: str) -> str | None:
-        target, fragment = self._find(url)
+        target, _, found = self._lookup(url)
         if target is None:
             return None
-        found = _fragment(target, fragment)
         return f"#{found[0] if found else target.anchor}"
 
     def in_file(self, url: str, source: _Planned) -> str | None:
-        target, fragment = self._find(url)
+        target, fragment, found = self._lookup(url)
         if target is None:
             return None
-        found = _fragment(target, fragment)
         anchor = f"#{found[1]}" if found else (f"#{fragment}" if fragment else "")
         if target is source:
             return anchor or "#" + _file_anchor(target)
         return target.file.removeprefix(PAGES_DIR) + anchor
+
+    def _lookup(self, url: str) -> tuple[_Planned | None, str, tuple[str, str] | None]:
+        known = self._found.get(url)
+        if known is None:
+            target, fragment = self._find(url)
+            found = _fragment(target, fragment) if target is not None else None
+            known = self._found[url] = (target, fragment, found)
+        return known
 
     def _find(self, url: str) -> tuple[_Planned | None, str]:
         if not url.lower().startswith(("http://", "https://")):
@@ -230,9 +239,9 @@ class _Sink:
         self.chars += len(text)
 
 
-def _page_file(planned: _Planned, markdown: str, linker: _Linker) -> str:
-    """pages/NNNN-slug.md: a front block, then the page with links to other files."""
-    body = rewrite_links(markdown, lambda url: linker.in_file(url, planned))
+def _page_file(planned: _Planned, body: str) -> str:
+    """pages/NNNN-slug.md: a front block, then the page (its links rewritten to point at
+    other files)."""
     title, source = _yaml(planned.headings[0].text), _yaml(planned.page.url)
     return f"---\ntitle: {title}\nsource: {source}\n---\n\n{body.rstrip(chr(10))}\n"
 
@@ -258,8 +267,11 @@ def _write_docs_and_pages(
             sink.write("".join(_toc_lines(planned)))
         for planned in plan:
             markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
-            _write_text(open_output, planned.file, _page_file(planned, markdown, linker))
-            sink.write(_section(planned, markdown, linker))
+            in_file, in_document = rewrite_links_twice(
+                markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
+            )
+            _write_text(open_output, planned.file, _page_file(planned, in_file))
+            sink.write(_section(planned, in_document))
         return sink.chars
 
 
@@ -281,9 +293,10 @@ def _toc_lines(planned: _Planned) -> Iterator[str]:
             yield f"{indent}- [{text}](#{heading.anchor})\n"
 
 
-def _section(planned: _Planned, markdown: str, linker: _Linker) -> str:
-    """A page's section of docs.md: its heading, its source, its body one level down."""
-    body = relevel(rewrite_links(markdown, linker.in_document), 1).strip("\n")
+def _section(planned: _Planned, relinked: str) -> str:
+    """A page's section of docs.md: its heading, its source, its body one level down
+    (``relinked``: links rewritten to point into docs.md, headings one level down)."""
+    body = relinked.strip("\n")
     title, _, rest = body.partition("\n")
     return f"\n{title}\n\nSource: {planned.page.url}\n\n{rest.strip(chr(10))}\n"
 

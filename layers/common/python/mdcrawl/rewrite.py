@@ -106,6 +106,59 @@ def rewrite_links(markdown: str, resolve: Resolver) -> str:
     return map_text(markdown, lambda text: _LINK.sub(lambda m: _relink(m, resolve), text))
 
 
+def rewrite_links_twice(
+    markdown: str, first: Resolver, second: Resolver, shift: int = 0
+) -> tuple[str, str]:
+    """``(rewrite_links(markdown, first), relevel(rewrite_links(markdown, second), shift))``
+    from one reading of the text: the fences, code spans and links are found once (the
+    assembler writes every page twice, to its own file and to docs.md)."""
+    one: list[str] = []
+    two: list[str] = []
+    irregular = _irregular(markdown)
+    for text, in_code in segments(markdown):
+        if in_code:
+            one.append(text)
+            two.append(text)
+            continue
+        a, b = _relink_prose_twice(text, first, second)
+        one.append(a)
+        two.append(b if irregular or not shift else _relevel_prose(b, shift))
+    relinked = "".join(two)
+    # Rare characters (other line breaks, unusual leading white space) make the line
+    # reading of ``iter_lines`` differ from ``segments``: then relevel the plain way.
+    return "".join(one), relevel(relinked, shift) if irregular and shift else relinked
+
+
+def _relink_prose_twice(text: str, first: Resolver, second: Resolver) -> tuple[str, str]:
+    if not text:
+        return text, text
+    one: list[str] = []
+    two: list[str] = []
+    start = 0
+    for span in _CODE_SPAN.finditer(text):
+        _relink_piece_twice(text[start : span.start()], first, second, one, two)
+        one.append(span.group())
+        two.append(span.group())
+        start = span.end()
+    _relink_piece_twice(text[start:], first, second, one, two)
+    return "".join(one), "".join(two)
+
+
+def _relink_piece_twice(
+    piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str]
+) -> None:
+    """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan."""
+    start = 0
+    for match in _LINK.finditer(piece):
+        before = piece[start : match.start()]
+        one += [before, _relink(match, first)]
+        two += [before, _relink(match, second)]
+        start = match.end()
+    rest = piece[start:]
+    one.append(rest)
+    two.append(rest)
+
+
 def _relink(match: re.Match[str], resolve: Resolver) -> str:
     kind = next(k for k in ("inline", "refdef", "auto", "href") if match[k] is not None)
     url = match[kind]
@@ -138,8 +191,26 @@ def url_key(url: str) -> str:
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
+# Where ``iter_lines`` (str.splitlines, str.strip) and ``segments`` (\n, [ \t]) could read
+# the lines differently: other line breaks, or other white space leading a line.
+_OTHER_SPACE = re.compile(r"[^\S\n \t]")  # any white space but \n, space and tab
+_OTHER_BREAK = re.compile(r"[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|^[ \t]*[^\S\n \t]", re.M)
+
+
+def _irregular(markdown: str) -> bool:
+    return _OTHER_SPACE.search(markdown) is not None and _OTHER_BREAK.search(markdown) is not None
+_ATX_LINES = re.compile(_ATX.pattern, re.M)
+
+
 def headings(markdown: str) -> list[tuple[int, str]]:
     """ATX headings outside code, as (level, text), in document order."""
+    if not _irregular(markdown):
+        return [
+            (len(match["hashes"]), (match["text"] or "").strip())
+            for text, in_code in segments(markdown)
+            if not in_code
+            for match in _ATX_LINES.finditer(text)
+        ]
     found = []
     for line, in_code in iter_lines(markdown):
         match = None if in_code else _ATX.match(line.rstrip("\r\n"))
@@ -150,6 +221,11 @@ def headings(markdown: str) -> list[tuple[int, str]]:
 
 def relevel(markdown: str, shift: int) -> str:
     """Move every heading outside code ``shift`` levels deeper, capped at h6."""
+    if not _irregular(markdown):
+        return "".join(
+            text if in_code else _relevel_prose(text, shift)
+            for text, in_code in segments(markdown)
+        )
     out = []
     for line, in_code in iter_lines(markdown):
         match = None if in_code else _ATX.match(line.rstrip("\r\n"))
@@ -159,6 +235,16 @@ def relevel(markdown: str, shift: int) -> str:
             line = f"{match['indent']}{'#' * level} {(match['text'] or '').strip()}{ending}"
         out.append(line)
     return "".join(out)
+
+
+def _relevel_prose(text: str, shift: int) -> str:
+    """``relevel`` of a stretch of whole lines outside code, with only \\n line breaks."""
+
+    def deeper(match: re.Match[str]) -> str:
+        level = min(6, len(match["hashes"]) + shift)
+        return f"{match['indent']}{'#' * level} {(match['text'] or '').strip()}"
+
+    return _ATX_LINES.sub(deeper, text) if "#" in text else text
 
 
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
@@ -201,9 +287,15 @@ def _plain_prose(text: str) -> str:
     return html.unescape(text)
 
 
+_ASCII_DROPPED = re.compile(r"[^a-z0-9_\- ]")
+
+
+@functools.lru_cache(maxsize=65536)  # fragments and headings recur across pages
 def github_slug(text: str) -> str:
     """GitHub's anchor for a heading's plain text (github-slugger, before de-duplication):
     lower case, punctuation and symbols dropped, each space a hyphen."""
+    if text.isascii():  # ASCII letters and digits are the only ASCII word characters
+        return _ASCII_DROPPED.sub("", text.lower()).replace(" ", "-")
     kept = (ch for ch in text.lower() if ch in "-_ " or _is_word_char(ch))
     return "".join(kept).replace(" ", "-")
 
