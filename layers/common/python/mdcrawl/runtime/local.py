@@ -18,7 +18,7 @@ import multiprocessing
 import os
 import re
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -33,7 +33,7 @@ from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
-from ..pipeline.process import ProcessDeps, process_page
+from ..pipeline.process import ProcessDeps, markdown_cache_key, process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..ports import CrawlRequest, CrawlResponse
 from ..urls import scope_for, validate_start_url
@@ -126,12 +126,23 @@ def _job_deps(stores: LocalStores) -> JobDeps:
 
 async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) -> Job:
     watcher = asyncio.ensure_future(_report(job.job_id, stores, reporter))
-    pool = _pool(root)
+    pool: ProcessPoolExecutor | None = None
+
+    def workers() -> ProcessPoolExecutor:
+        """The pool, started when a page first needs converting: a re-crawl whose pages
+        are all in the markdown cache starts no worker at all."""
+        nonlocal pool
+        if pool is None:
+            pool = _pool(root)
+        return pool
+
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         async with HttpxFetcher(job.options, scope=scope) as fetcher:
             invoker = LocalInvoker(
-                CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock), pool
+                CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
+                workers,
+                ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock),
             )
             for page in recover_unrecorded(
                 job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
@@ -144,9 +155,11 @@ async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) 
         await invoker.drain()
         # Every page is converted: let the workers exit while the outputs are assembled
         # (joining them first cost ~0.2 s of wall on each run, fresh or cached).
-        pool.shutdown(wait=False)
+        if pool is not None:
+            pool.shutdown(wait=False)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # interrupted: stop and join them
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)  # interrupted: stop and join them
         watcher.cancel()
         reporter.update(get_job(job.job_id, stores.jobs))
     return get_job(job.job_id, stores.jobs)
@@ -223,10 +236,22 @@ def _result(job: Job, out_dir: Path, resumed: bool, stores: LocalStores) -> RunR
 
 
 class LocalInvoker:
-    """Invoker in one process: crawl on this event loop, process in the worker pool."""
+    """Invoker in one process: crawl on this event loop, process in the worker pool.
 
-    def __init__(self, crawl_deps: CrawlDeps, pool: ProcessPoolExecutor) -> None:
-        self._deps, self._pool = crawl_deps, pool
+    ``pool`` is the pool or a function making it on first use. With ``inline`` deps, a
+    page whose markdown is already in the markdown cache is processed right here (read
+    the cached JSON, write the page blob, record it: no conversion, so no worker and no
+    pickling of the page there and back)."""
+
+    def __init__(
+        self,
+        crawl_deps: CrawlDeps,
+        pool: ProcessPoolExecutor | Callable[[], ProcessPoolExecutor],
+        inline: ProcessDeps | None = None,
+    ) -> None:
+        self._deps, self._inline = crawl_deps, inline
+        self._pool = pool if isinstance(pool, ProcessPoolExecutor) else None
+        self._make_pool = None if isinstance(pool, ProcessPoolExecutor) else pool
         self._pending: set[Future[PageRecord]] = set()
         self._broken = False
 
@@ -234,9 +259,18 @@ class LocalInvoker:
         return await crawl_batch(request, self._deps)
 
     def process(self, page: CrawledPage) -> None:
+        if self._inline is not None and self._inline.blobs.exists(markdown_cache_key(page)):
+            try:
+                process_page(page, self._inline)
+            except Exception as exc:  # noqa: BLE001 - a store hiccup: the recovery pass retries
+                log.warning("processing %s failed: %r", page.url, exc)
+            return
         if self._broken:
             return  # left for the recovery pass at the end
         try:
+            if self._pool is None:
+                assert self._make_pool is not None
+                self._pool = self._make_pool()
             future = self._pool.submit(_process_in_worker, page)
         except BrokenProcessPool:
             self._broken = True
