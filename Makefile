@@ -5,9 +5,9 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 # Installed with apt; then docs whose packages drag heavy dependencies, only unpacked.
 DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc \
-	git-doc libpam-doc lmdb-doc python-typer-doc postgresql-doc-15 chromium
+	git-doc libpam-doc lmdb-doc python-typer-doc postgresql-doc-15 python-django-doc \
+	python3.11-doc chromium
 DOC_EXTRACT_PACKAGES := rust-doc libcommons-lang3-java-doc
-BENCH_PACKAGES := python-django-doc python3.11-doc
 URL     ?=
 OUT     ?=
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -54,7 +54,6 @@ lint: setup ## ruff
 	$(BIN)/ruff check .
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
-	.ci/fixtures.sh $(BENCH_PACKAGES)
 	$(BIN)/python -m bench.crawl
 
 synth: setup ## synthesize the CDK app into cdk.out

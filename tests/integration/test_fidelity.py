@@ -49,6 +49,10 @@ MORE_SITES = {
     "typer": ("python-typer-doc", "/usr/share/doc/python-typer-doc/html", 0),  # MkDocs, RTD theme
     # DocBook XSL, 1,169 chunked pages: the largest site here (about a minute to score).
     "postgresql": ("postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", 0),
+    # Sphinx themes nobody tuned a rule on before they were measured here: Python's own
+    # docs (pydoctheme) and Django's (djangodocs, a YUI grid without div.body).
+    "python": ("python3.11-doc", "/usr/share/doc/python3.11/html", 0),
+    "django": ("python-django-doc", "/usr/share/doc/python-django-doc/html", 0),
 }
 
 

@@ -39,6 +39,7 @@ CONTENT_REGIONS = (
     "div[role=main]",
     "main",
     "article",
+    "#yui-main div.yui-b",  # Sphinx djangodocs theme (YUI grid)
     "div.contents",  # Doxygen
     "body > div.book",  # DocBook XSL, chunked: one of these per page
     "body > div.part",
