@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -109,3 +110,29 @@ def test_ctrl_c_keeps_state_and_says_how_to_resume(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert b"Run the same command again" in err
     assert done_before and done_before.isdisjoint(refetched)
+
+
+def _children(pid: int) -> set[int]:
+    kids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            kids |= {int(c) for c in (task / "children").read_text().split()}
+    return kids
+
+
+def test_conversion_workers_leave_with_a_killed_crawl(tmp_path: Path) -> None:
+    site = require_site("requests")
+    with serve_directory(site.root, latency=0.1) as server:
+        proc = _start_cli(server.url(site.start), tmp_path / "cache", tmp_path / "out")
+        _wait_for_pages(server, 8, proc)
+        workers = _children(proc.pid)
+        assert workers, "the crawl had no conversion workers to watch"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        # Polled, not timed: workers notice their parent is gone within about a second.
+        for _ in range(300):
+            alive = {w for w in workers if Path(f"/proc/{w}").exists()}
+            if not alive:
+                break
+            time.sleep(0.05)
+        assert not alive, f"orphaned workers still running: {sorted(alive)}"

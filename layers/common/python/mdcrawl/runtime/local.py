@@ -14,13 +14,10 @@ import contextlib
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import re
-import signal
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -28,15 +25,15 @@ from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
 from ..fetch import HttpxFetcher
-from ..models import CrawledPage, CrawlOptions, EventType, Job, PageRecord
-from ..pipeline.crawl import CrawlDeps, crawl_batch
+from ..models import CrawlOptions, EventType, Job
+from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
-from ..pipeline.process import ProcessDeps, markdown_cache_key, process_page
+from ..pipeline.process import ProcessDeps, process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
-from ..ports import CrawlRequest, CrawlResponse
 from ..urls import scope_for, validate_start_url
+from .workers import LocalInvoker, process_pool
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("mdcrawl-out")
@@ -133,7 +130,7 @@ async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) 
         are all in the markdown cache starts no worker at all."""
         nonlocal pool
         if pool is None:
-            pool = _pool(root)
+            pool = process_pool(root)
         return pool
 
     try:
@@ -169,23 +166,6 @@ async def _report(job_id: str, stores: LocalStores, reporter: Reporter) -> None:
     while True:
         reporter.update(get_job(job_id, stores.jobs))
         await asyncio.sleep(REPORT_EVERY_S)
-
-
-def _pool(root: Path) -> ProcessPoolExecutor:
-    workers = os.cpu_count() or 1
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),  # no fork of a threaded process
-        initializer=_init_worker,
-        initargs=(str(root),),
-    )
-    for _ in range(workers):  # start them now: their imports overlap the first fetches
-        pool.submit(_warm)
-    return pool
-
-
-def _warm() -> None:
-    pass
 
 
 def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
@@ -233,75 +213,3 @@ def _result(job: Job, out_dir: Path, resumed: bool, stores: LocalStores) -> RunR
     return RunResult(
         job, out_dir, resumed, data.get("pages", 0), data.get("words", 0), data.get("tokens", 0)
     )
-
-
-class LocalInvoker:
-    """Invoker in one process: crawl on this event loop, process in the worker pool.
-
-    ``pool`` is the pool or a function making it on first use. With ``inline`` deps, a
-    page whose markdown is already in the markdown cache is processed right here (read
-    the cached JSON, write the page blob, record it: no conversion, so no worker and no
-    pickling of the page there and back)."""
-
-    def __init__(
-        self,
-        crawl_deps: CrawlDeps,
-        pool: ProcessPoolExecutor | Callable[[], ProcessPoolExecutor],
-        inline: ProcessDeps | None = None,
-    ) -> None:
-        self._deps, self._inline = crawl_deps, inline
-        self._pool = pool if isinstance(pool, ProcessPoolExecutor) else None
-        self._make_pool = None if isinstance(pool, ProcessPoolExecutor) else pool
-        self._pending: set[Future[PageRecord]] = set()
-        self._broken = False
-
-    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
-        return await crawl_batch(request, self._deps)
-
-    def process(self, page: CrawledPage) -> None:
-        if self._inline is not None and self._inline.blobs.exists(markdown_cache_key(page)):
-            try:
-                process_page(page, self._inline)
-            except Exception as exc:  # noqa: BLE001 - a store hiccup: the recovery pass retries
-                log.warning("processing %s failed: %r", page.url, exc)
-            return
-        if self._broken:
-            return  # left for the recovery pass at the end
-        try:
-            if self._pool is None:
-                assert self._make_pool is not None
-                self._pool = self._make_pool()
-            future = self._pool.submit(_process_in_worker, page)
-        except BrokenProcessPool:
-            self._broken = True
-            return
-        self._pending.add(future)
-        future.add_done_callback(self._done)
-
-    def _done(self, future: Future[PageRecord]) -> None:
-        self._pending.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            log.warning("processing failed in a worker: %r", future.exception())
-
-    async def drain(self) -> None:
-        """Wait until every page handed over has been processed."""
-        while self._pending:
-            await asyncio.wait([asyncio.wrap_future(f) for f in list(self._pending)])
-
-
-# Each pool worker opens its own stores once, in the initializer; a module global is the
-# only place a ProcessPoolExecutor lets per-process state live.
-_worker_stores: LocalStores | None = None
-
-
-def _init_worker(root: str) -> None:
-    global _worker_stores
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _worker_stores = open_local_stores(Path(root))
-
-
-def _process_in_worker(page: CrawledPage) -> PageRecord:
-    stores = _worker_stores
-    assert stores is not None, "worker used without its initializer"
-    deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
-    return process_page(page, deps)

@@ -26,8 +26,10 @@ from ..pipeline.jobs import JobDeps, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import ProcessDeps, process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
-from ..runtime.local import LocalInvoker
-from ..runtime.local import _pool as process_pool  # the CLI's pool: same workers, same setup
+from ..runtime.workers import (
+    LocalInvoker,
+    process_pool,  # the CLI's pool: same workers, same setup
+)
 from ..service.results import PAGES_ZIP
 from ..urls import scope_for
 from .asgi import LOCAL_OWNER
