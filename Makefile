@@ -36,7 +36,8 @@ else
 	$(BIN)/mdcrawl crawl "$(URL)" $(if $(OUT),--out $(OUT))
 endif
 
-test: setup fixtures ## run every test tier
+test: setup fixtures ## lint, then run every test tier
+	$(BIN)/ruff check --quiet .
 	$(BIN)/pytest -q -n 2 -p no:cacheprovider
 
 test-unit: setup

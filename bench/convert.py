@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     roots = [args.dir] if args.dir else [SITES[args.site or "django"]]
     todo = [page for root in roots for page in pages(root, args.limit)]
-    ours("<html><body><p>warm</p></body></html>".encode(), "http://x/")  # imports
+    ours(b"<html><body><p>warm</p></body></html>", "http://x/")  # imports
     naive(b"<html><body><p>warm up</p></body></html>", "http://x/")
     our_ms, naive_ms, hashes = [], [], {}
     for url, body in todo:

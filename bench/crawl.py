@@ -42,9 +42,22 @@ MDCRAWL = str(Path(sys.executable).with_name("mdcrawl"))
 
 
 def crawl(url: str, work: Path, name: str) -> Measured:
-    cmd = [MDCRAWL, "crawl", url, "--out", str(work / name), "--cache-dir", str(work / "cache"),
-           "--quiet", "--max-pages", "5000", "--budget", "3000",
-           "--concurrency", str(CONCURRENCY)]
+    cmd = [
+        MDCRAWL,
+        "crawl",
+        url,
+        "--out",
+        str(work / name),
+        "--cache-dir",
+        str(work / "cache"),
+        "--quiet",
+        "--max-pages",
+        "5000",
+        "--budget",
+        "3000",
+        "--concurrency",
+        str(CONCURRENCY),
+    ]
     measured = measure(cmd)
     if measured.code != 0:
         raise SystemExit(f"crawl failed with exit {measured.code}: {' '.join(cmd)}")
@@ -59,9 +72,11 @@ def ok_urls(out: Path) -> list[str]:
 async def _fetch_all(urls: list[str]) -> None:
     limit = asyncio.Semaphore(CONCURRENCY)
     async with httpx.AsyncClient(timeout=30) as client:
+
         async def one(url: str) -> None:
             async with limit:
                 (await client.get(url)).raise_for_status()
+
         await asyncio.gather(*(one(u) for u in urls))
 
 
@@ -83,7 +98,8 @@ def cpu_ms(convert, pages: list[tuple[str, bytes]]) -> list[float]:  # noqa: ANN
 def slowest(pages: list[tuple[str, bytes]], times: list[float], base: str, n: int = 5) -> str:
     rows = sorted(zip(times, pages, strict=True), key=lambda row: -row[0])[:n]
     return "\n".join(
-        f"  {ms:7.0f} ms {len(body) / 1024:6.0f} KiB  {url[len(base):]}" for ms, (url, body) in rows
+        f"  {ms:7.0f} ms {len(body) / 1024:6.0f} KiB  {url[len(base) :]}"
+        for ms, (url, body) in rows
     )
 
 
@@ -107,7 +123,7 @@ def naive(body: bytes, url: str) -> None:
 def page_bodies(urls: list[str], base: str, root: Path) -> list[tuple[str, bytes]]:
     pages = []
     for url in urls:
-        path = url[len(base):].split("#")[0] or "/"
+        path = url[len(base) :].split("#")[0] or "/"
         file = root / path.lstrip("/")
         file = file / "index.html" if path.endswith("/") else file
         if file.is_file():
@@ -162,7 +178,9 @@ def big_site(tmp: Path) -> Path:
             (tmp / name).symlink_to(root)
             start = "proc_macro2/index.html" if name == "cargo" else "index.html"
             links.append(f'<li><a href="{name}/{start}">{name}</a></li>')
-    (tmp / "index.html").write_text(f"<html><body><main><h1>Docs</h1><ul>{''.join(links)}</ul></main></body></html>")
+    (tmp / "index.html").write_text(
+        f"<html><body><main><h1>Docs</h1><ul>{''.join(links)}</ul></main></body></html>"
+    )
     return tmp
 
 

@@ -268,7 +268,7 @@ def _write_docs_and_pages(
         for planned in plan:
             markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
             in_file, in_document = rewrite_links_twice(
-                markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
+                markdown, lambda url, p=planned: linker.in_file(url, p), linker.in_document, 1
             )
             _write_text(open_output, planned.file, _page_file(planned, in_file))
             sink.write(_section(planned, in_document))

@@ -360,7 +360,9 @@ def is_blank_row(tr: Tag) -> bool:
 def fits_gfm(table: Tag) -> bool:
     """GFM tables hold one line of inline content per cell and no spans (spacer rows,
     dropped from the table, do not count)."""
-    cells = [c for tr in table_rows(table) if not is_blank_row(tr) for c in tr.find_all(("td", "th"))]
+    cells = [
+        c for tr in table_rows(table) if not is_blank_row(tr) for c in tr.find_all(("td", "th"))
+    ]
     if not table_rows(table):
         cells = table.find_all(("td", "th"))
     for cell in cells:

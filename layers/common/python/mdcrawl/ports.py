@@ -75,7 +75,9 @@ class Frontier(Protocol):
         """Lease up to ``limit`` pending items, lowest ``order`` first."""
         ...
 
-    def finish(self, job_id: str, url_hash: str, state: UrlState, reason: str | None = None) -> bool:
+    def finish(
+        self, job_id: str, url_hash: str, state: UrlState, reason: str | None = None
+    ) -> bool:
         """Leased item -> done/failed/skipped. False if it was not leased (a duplicate)."""
         ...
 
@@ -106,7 +108,9 @@ class ContentCache(Protocol):
 class BlobStore(Protocol):
     """Bytes by key (S3 bucket, or files under the local cache folder)."""
 
-    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None: ...
+    def put(
+        self, key: str, data: bytes, content_type: str = "application/octet-stream"
+    ) -> None: ...
 
     def get(self, key: str) -> bytes | None:
         """The bytes, or None if there is no such key."""

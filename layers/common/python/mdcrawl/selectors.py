@@ -141,7 +141,13 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         markers=_SPHINX_MARKERS,
         generator="sphinx",
         # #yui-main: the djangodocs theme (Django and its ecosystem), YUI grid layout.
-        content=("div.body[role=main]", "div.body", "div[role=main]", "main", "#yui-main div.yui-b"),
+        content=(
+            "div.body[role=main]",
+            "div.body",
+            "div[role=main]",
+            "main",
+            "#yui-main div.yui-b",
+        ),
         drop=_SPHINX_DROP,
         nav=_SPHINX_NAV,
     ),
