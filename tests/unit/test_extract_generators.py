@@ -1,6 +1,7 @@
 """Extraction and conversion on real pages of more generators (tests/fixtures/pages/README.md):
 mdBook, Javadoc, AsciiDoc, DocBook XSL (PAM, PostgreSQL), rustdoc standalone pages, Doxygen,
-MkDocs with the Read the Docs theme, the pydata Sphinx theme."""
+MkDocs with the Read the Docs theme, the pydata Sphinx theme; and sites built here with
+Material for MkDocs, Sphinx furo, VitePress and Docusaurus."""
 
 from __future__ import annotations
 
@@ -46,6 +47,20 @@ CASES = {
     ),
     "sphinx-pydata/status.html": ("sphinx-pydata", "https://gr.example/reference/commands/status.html"),
     "sphinx-pydata/com.html": ("sphinx-pydata", "https://gr.example/contribution/development/com.html"),
+    "mkdocs-material/tabbed.html": ("mkdocs-material", "https://m.example/extensions/tabbed/"),
+    "mkdocs-material/details.html": ("mkdocs-material", "https://m.example/extensions/details/"),
+    "sphinx-furo/cli.html": ("sphinx-furo", "https://f.example/cli.html"),
+    "sphinx-furo/views.html": ("sphinx-furo", "https://f.example/views.html"),
+    "vitepress/markdown-examples.html": ("vitepress", "https://vp.example/guide/markdown-examples.html"),
+    "vitepress/commander.html": ("vitepress", "https://vp.example/guide/commander.html"),
+    "docusaurus/markdown-features.html": (
+        "docusaurus",
+        "https://d.example/docs/tutorial-basics/markdown-features",
+    ),
+    "docusaurus/create-a-document.html": (
+        "docusaurus",
+        "https://d.example/docs/tutorial-basics/create-a-document",
+    ),
 }
 
 
@@ -234,3 +249,163 @@ def test_javadoc_package_nav_lists_its_classes_after_itself():
     assert base + "BooleanUtils.html" in nav and base + "AnnotationUtils.html" == nav[1]
     assert not any("/arch/" in u for u in nav)  # related packages are not its children
     assert convert("javadoc/BooleanUtils.html").nav == ()  # a class page offers none
+
+
+def test_material_tabs_admonitions_code_and_tables():
+    md = convert("mkdocs-material/tabbed.html").markdown
+    # The h1 comes after a wordless "## —" heading in this site's pages: lifted to the top.
+    assert md.startswith("# Tabbed\n\n## —\n\n> **9.10 New Approach to Tabs:** 9.10 has added")
+    assert md.count("# Tabbed\n") == 1
+    assert "```py3\nimport markdown\nmd = markdown.Markdown(extensions=['pymdownx.tabbed'])\n```" in md
+    # Each tab's label stands before its own panel, no label run together ("Tab 1Tab 2").
+    assert "**Tab 1**\n\nMarkdown **content**.\n\nMultiple paragraphs.\n\n**Tab 2**\n\nMore Markdown" in md
+    assert "Tab 1Tab 2" not in md
+    assert "> **Note:** If you are using JavaScript to track selected tabs" in md
+    assert "| Option | Type | Default | Description |" in md
+    for chrome in ("Back to top", "Skip to content", "Edit this page", "Copy to clipboard", "Made with"):
+        assert chrome not in md
+    assert "PyMdown Extensions Documentation" not in md  # header, site name
+
+
+def test_material_collapsible_admonitions_are_labelled():
+    md = convert("mkdocs-material/details.html").markdown
+    assert "> **Open styled details:**\n>\n> > **Nested details!:** And more content again." in md
+    assert "> **Success:** Content.\n\n> **Warning:** Content." in md
+
+
+def test_material_nav_is_the_primary_sidebar_in_order():
+    nav = convert("mkdocs-material/tabbed.html").nav
+    assert nav[:3] == (
+        "https://m.example/",
+        "https://m.example/installation/",
+        "https://m.example/usage_notes/",
+    )
+    assert nav.index("https://m.example/extensions/superfences/") < nav.index(
+        "https://m.example/extensions/tabbed/"
+    ) < nav.index("https://m.example/extensions/tasklist/")
+    assert len(nav) > 40 and len(nav) == len(set(nav))
+
+
+def test_furo_tabs_admonitions_and_no_chrome():
+    md = convert("sphinx-furo/cli.html").markdown
+    assert md.startswith("# Command Line Interface\n\nInstalling Flask installs the `flask` script")
+    # sphinx-tabs: the labels are <button>s; they survive as the panels' titles.
+    assert "**Bash**\n\n```text\n$ export FLASK_RUN_PORT=8000\n$ flask run" in md
+    assert "**Powershell**\n\n```text\n> $env:FLASK_RUN_PORT = 8000" in md
+    assert "> **Warning:** Do not use this command to run your application in production." in md
+    for chrome in ("Edit this page", "Back to top", "On this page", "Made with", "Next", "Previous"):
+        assert chrome not in md
+    table = convert("sphinx-furo/views.html").markdown
+    assert "| URL | Method | Description |\n| --- | --- | --- |\n| `/users/` | `GET` | List all users |" in table
+
+
+def test_furo_nav_is_the_sidebar_tree_in_order():
+    nav = convert("sphinx-furo/cli.html").nav
+    assert nav[:3] == (
+        "https://f.example/installation.html",
+        "https://f.example/quickstart.html",
+        "https://f.example/tutorial/index.html",
+    )
+    here = nav.index("https://f.example/cli.html")  # index.rst's toctree: extensions, cli, server
+    assert nav[here - 1 : here + 2] == (
+        "https://f.example/extensions.html",
+        "https://f.example/cli.html",
+        "https://f.example/server.html",
+    )
+    assert len(nav) > 50 and len(nav) == len(set(nav))
+
+
+def test_vitepress_containers_are_labelled_and_code_fenced():
+    md = convert("vitepress/markdown-examples.html").markdown
+    assert md.startswith("# Markdown Extension Examples\n\nThis page demonstrates")
+    # ::: containers: div.custom-block with p.custom-block-title; details for ::: details
+    assert "> **INFO:** This is an info box." in md
+    assert "> **TIP:** This is a tip." in md and "> **DANGER:** This is a dangerous warning." in md
+    assert "> **Details:** This is a details block." in md
+    assert "```js\nexport default {\n  data () {" in md
+    assert "````md\n```js{4}\n" in md  # a fence holding a fence gets a longer one
+    for chrome in ("Copy Code", "Edit this page", "Previous page", "Next page", "On this page", "Released under"):
+        assert chrome not in md
+    assert "\njs\n" not in md  # the span.lang badge of each block
+
+
+def test_vitepress_nav_is_the_sidebar_in_order():
+    nav = convert("vitepress/commander.html").nav
+    assert nav == (
+        "https://vp.example/guide/markdown-examples.html",
+        "https://vp.example/guide/api-examples.html",
+        "https://vp.example/guide/commander.html",
+    )
+
+
+def test_docusaurus_code_lines_admonitions_and_inlined_images():
+    md = convert("docusaurus/markdown-features.html").markdown
+    assert md.startswith("# Markdown Features\n\nDocusaurus supports **[Markdown]")
+    # Prism writes one <div class=token-line>...<br></div> per line, no newline characters.
+    assert "my-doc.md\n\n```text\n---\nid: my-doc-id\ntitle: My document title\n" in md
+    assert "```jsx\nfunction HelloDocusaurus() {\n  return <h1>Hello, Docusaurus!</h1>;\n}\n```" in md
+    assert "> **My tip:** Use this awesome feature option" in md
+    assert "> **Take care:** This action is dangerous" in md
+    assert "data:image" not in md and "Docusaurus logo" in md  # the data: URI image is its alt
+    for chrome in ("Edit this page", "Previous", "Next", "Skip to main content", "Copyright ©", "Tutorial - Basics"):
+        assert chrome not in md
+
+
+def test_docusaurus_nav_is_the_sidebar_in_order():
+    nav = convert("docusaurus/create-a-document.html").nav
+    base = "https://d.example/docs/"
+    assert nav[:4] == (
+        base + "intro",
+        base + "category/tutorial---basics",
+        base + "tutorial-basics/create-a-page",
+        base + "tutorial-basics/create-a-document",
+    )
+    assert len(nav) == len(set(nav))
+
+
+def test_tab_sets_of_docusaurus_and_vitepress_code_groups():
+    """Markup of Docusaurus' <Tabs> and VitePress' ::: code-group, as their themes render it."""
+    html = (
+        '<html><head><meta name="generator" content="Docusaurus v3.10.2"></head><body>'
+        '<div id="__docusaurus"><article><div class="theme-doc-markdown markdown"><h1>T</h1>'
+        '<div class="tabs-container tabList_x"><ul role="tablist" class="tabs">'
+        '<li role="tab" class="tabs__item tabs__item--active">npm</li>'
+        '<li role="tab" class="tabs__item">Yarn</li></ul>'
+        '<div class="margin-top--md"><div role="tabpanel"><p>npm i x</p></div>'
+        '<div role="tabpanel" hidden=""><p>yarn add x</p></div></div></div>'
+        "</div></article></div></body></html>"
+    )
+    md = convert_html(html, "https://d.example/docs/t").markdown
+    assert md == "# T\n\n**npm**\n\nnpm i x\n\n**Yarn**\n\nyarn add x\n"
+    html = (
+        '<html><head><meta name="generator" content="VitePress v1.6.4"></head><body>'
+        '<div id="VPContent"><div class="vp-doc"><h1>T</h1><div class="vp-code-group">'
+        '<div class="tabs"><input type="radio" name="g" id="t1" checked><label for="t1">config.js</label>'
+        '<input type="radio" name="g" id="t2"><label for="t2">config.ts</label></div>'
+        '<div class="blocks"><div class="language-js active"><span class="lang">js</span>'
+        "<pre><code>a()</code></pre></div>"
+        '<div class="language-ts"><span class="lang">ts</span><pre><code>b()</code></pre></div>'
+        "</div></div></div></div></body></html>"
+    )
+    md = convert_html(html, "https://vp.example/t.html").markdown
+    assert md == "# T\n\n**config.js**\n\n```js\na()\n```\n\n**config.ts**\n\n```ts\nb()\n```\n"
+
+
+def test_docusaurus_generated_index_keeps_its_header_and_cards():
+    page = convert_html(
+        (PAGES / "docusaurus/category-tutorial-basics.html").read_bytes(),
+        "https://d.example/docs/category/tutorial---basics",
+    )
+    md = page.markdown
+    assert page.extractor == "docusaurus"
+    assert md.startswith("# Tutorial - Basics\n\n5 minutes to learn the most important Docusaurus concepts.\n")
+    # A card is a link around a heading and a paragraph: the link moves onto the heading.
+    card = "## [📄️Create a Page](https://d.example/docs/tutorial-basics/create-a-page)\n\nAdd Markdown"
+    assert card in md
+    assert "[## " not in md
+    scores = score_page(
+        (PAGES / "docusaurus/category-tutorial-basics.html").read_bytes(),
+        "https://d.example/docs/category/tutorial---basics",
+        md,
+    )
+    assert scores.headings == 1.0 and scores.links == 1.0

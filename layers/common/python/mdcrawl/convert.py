@@ -89,8 +89,8 @@ def with_heading(markdown: str, title: str) -> str:
             after = "\n".join(lines[i + 1 :]).strip("\n")
             rest = "\n\n".join(part for part in (before, after) if part)
             return f"{line}\n\n{rest}" if rest else line
-        if line.startswith(("#", "```")):
-            break
+        if line.startswith("```") or line.startswith("#") and re.search(r"\w", line):
+            break  # a heading of no words ("## —", a rule drawn as one) is still a kicker
     heading = f"# {title}"
     return f"{heading}\n\n{markdown}" if markdown else heading
 

@@ -287,6 +287,7 @@ def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
 
 def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     """Remove chrome from the region in place (tails kept: they belong to the parent)."""
+    _linearise_tab_sets(region)  # first: a tab's label may be a <button>, dropped below
     drops = sel.COMMON_DROP + (rule.drop if rule else ())
     doomed = [el for el in selector_set(drops).find(region) if el is not region]
     for element in doomed:
@@ -298,11 +299,59 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
         _split_at_heading_rows(region, rule.heading_rows)
     _grids_to_tables(region)
     _unwrap_nested_pre(region)
+    _line_breaks_in_pre(region)
     _unwrap_heading_self_links(region)
+    _links_around_blocks(region)
     _drop_comments(region)
     # libxml2 does not know <wbr> is empty and may nest the following text inside it.
     for wbr in list(region.iter("wbr")):
         wbr.drop_tag()
+
+
+def _linearise_tab_sets(region: HtmlElement) -> None:
+    """Each tab's label, as a bold line, then its panel; the tab widget itself goes."""
+    for tabs in sel.TAB_SETS:
+        containers = select(region, tabs.container)
+        sets = set(containers)
+
+        def own(css: str, container: HtmlElement, sets: set = sets) -> list[HtmlElement]:
+            """The set's labels or panels, not those of a set nested in one of its panels."""
+            return [
+                el
+                for el in select(container, css)
+                if next((a for a in el.iterancestors() if a in sets), None) is container
+            ]
+
+        for container in containers:
+            labels = own(tabs.label, container)
+            panels = next(
+                (p for css in tabs.panels if len(p := own(css, container)) == len(labels)), []
+            )
+            if not labels or not panels:
+                continue
+            blocks: list[HtmlElement] = []
+            for label, panel in zip(labels, panels, strict=True):
+                name = " ".join(label.text_content().split())
+                if name:
+                    title = lxml.html.Element("p")
+                    title.append(_text_element("strong", name))
+                    blocks.append(title)
+                panel.tail = None
+                panel.attrib.pop("hidden", None)
+                blocks.append(panel)
+            for child in list(container):
+                container.remove(child)
+            container.text = None
+            container.tag = "div"
+            container.extend(blocks)
+
+
+def _line_breaks_in_pre(region: HtmlElement) -> None:
+    """A ``<br>`` in a ``<pre>`` is a line break (Docusaurus ends each line with one)."""
+    for pre in region.iter("pre"):
+        for br in list(pre.iter("br")):
+            br.tail = "\n" + (br.tail or "")
+            br.drop_tag()
 
 
 def _unwrap_line_number_tables(region: HtmlElement) -> None:
@@ -429,6 +478,28 @@ def _unwrap_heading_self_links(region: HtmlElement) -> None:
             href = (anchor.get("href") or "").strip()
             if href.startswith("#") or not href and (anchor.get("name") or anchor.get("id")):
                 anchor.drop_tag()
+
+
+_CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
+
+
+def _links_around_blocks(region: HtmlElement) -> None:
+    """A link wrapping blocks (a card: ``<a href><h2>Title</h2><p>Summary</p></a>``)
+    cannot be a markdown link: the blocks stay blocks and the link moves onto the
+    card's title (its first heading, else its first block)."""
+    for anchor in list(region.iter("a")):
+        href = anchor.get("href")
+        blocks = [el for el in anchor.iterdescendants(*_CARD_BLOCKS)]
+        if not href or not blocks:
+            continue
+        title = next((b for b in blocks if b.tag[0] == "h" and b.tag[1:].isdigit()), blocks[0])
+        link = lxml.html.Element("a", href=href)
+        link.text, title.text = title.text, None
+        link.extend(list(title))
+        title.append(link)
+        anchor.tag = "div"
+        for name in list(anchor.attrib):
+            del anchor.attrib[name]
 
 
 def _drop_comments(region: HtmlElement) -> None:

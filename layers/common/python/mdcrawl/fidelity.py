@@ -87,7 +87,7 @@ IGNORED = (
     ".prev-next-area",  # prev/next links (pydata and book themes)
     ".prev-next-footer",
     "span.icona",  # Doxygen's lettered icons ("C" for a struct) beside index entries
-    "span.arrow",  # Doxygen's tree expanders
+    "td span.arrow",  # Doxygen's tree expanders (Prism marks "=>" in code span.arrow too)
 )
 # Outside the region: where navigation and footer text lives.
 CHROME = (
@@ -135,6 +135,7 @@ _BLOCKS = (
     "main",
     "header",
     "footer",
+    "label",  # tab labels side by side ("Tab 1Tab 2" in minified markup) read apart
 )
 _NAV_LINE_MIN = 12  # shorter lines ("Next", "Home") are too common to call a leak
 _NO_LANG = {"", "none", "text", "default", "nohighlight", "plaintext"}
@@ -216,15 +217,18 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
     for element in [e for css in ignored for e in select(region, css)]:
         if element.getparent() is not None:
             element.drop_tree()
+    _breaks_in_pre(region)
     fences, prose = parse_fences(markdown)
     # HTML blocks (tables GFM cannot hold) are read as rendered: their text, their pres.
     html_pres, prose_text = read_html_blocks(prose)
     code_blocks = fences + html_pres
     verbatim, lang, n_code, n_lang = _code_shares(region, code_blocks)  # before spacing
     _space_blocks(region)
+    # Link targets are dropped from the prose only: in code, "[a](/b)" is all text.
+    prose_text = _URL_IN_MD.sub("]", prose_text)
     readable = "\n".join([prose_text, *(f"{info}\n{body}" for info, body in fences)])
     # Emphasis markers split intraword words ("*PAM*s"): the reader sees one word.
-    md_tokens = _tokens(_URL_IN_MD.sub("]", readable).replace("*", ""))
+    md_tokens = _tokens(readable.replace("*", ""))
     word_share, n_words = _word_share(region, md_tokens)
     headings, n_headings = _heading_share(region, prose)
     cells, n_cells = _cell_share(region, md_tokens)
@@ -246,6 +250,15 @@ def score_page(html: bytes | str, url: str, markdown: str) -> PageScores:
         n_lines,
         n_links,
     )
+
+
+def _breaks_in_pre(region: HtmlElement) -> None:
+    """Code is read as a browser shows it: a <br> in a <pre> starts a new line
+    (Docusaurus writes each line as ``<div class=token-line>...<br></div>``)."""
+    for pre in region.iter("pre"):
+        for br in list(pre.iter("br")):
+            br.tail = "\n" + (br.tail or "")
+            br.drop_tag()
 
 
 def _space_blocks(region: HtmlElement) -> None:

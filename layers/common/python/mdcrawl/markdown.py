@@ -281,6 +281,13 @@ class DocsConverter(MarkdownConverter):
     convert_center = convert_div
     convert_dl = convert_div
 
+    def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        # An inlined image (Docusaurus inlines small ones as data: URIs) is kilobytes of
+        # base64 no reader can use: its alt text stands in for it.
+        if (el.get("src") or "").strip().lower().startswith("data:"):
+            return " ".join((el.get("alt") or "").split())
+        return super().convert_img(el, text, parent_tags)
+
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         href = (el.get("href") or "").strip()
         if href.lower().startswith("javascript:"):

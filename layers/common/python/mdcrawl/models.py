@@ -12,7 +12,7 @@ from typing import Any
 
 # Bumped whenever extraction or markdown output changes, so the markdown cache
 # (keyed by content hash + this) never serves output of an older converter.
-CONVERTER_VERSION = "5"
+CONVERTER_VERSION = "6"
 
 
 class JobStatus(StrEnum):

@@ -179,7 +179,14 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         name="docusaurus",
         markers=("#__docusaurus", "div.theme-doc-markdown"),
         generator="docusaurus",
-        content=("article .theme-doc-markdown", "div.markdown", "article"),
+        # A category's generated index: a header and a grid of cards (hashed CSS-module
+        # class names, hence the substring match), no markdown of its own.
+        content=(
+            "article .theme-doc-markdown",
+            "div.markdown",
+            "div[class*=generatedIndexPage]",
+            "article",
+        ),
         drop=(
             ".theme-doc-breadcrumbs",
             ".theme-doc-toc-mobile",
@@ -337,6 +344,21 @@ ADMONITION: tuple[str, ...] = (
     "aside.admonition",
     "div.theme-admonition",
     "div.markdown-alert",
+    "div.custom-block",  # VitePress ::: containers
+    "details.custom-block",
+    # Material for MkDocs' collapsible admonitions (pymdownx.details): <details class=kind>
+    "details.note",
+    "details.abstract",
+    "details.info",
+    "details.tip",
+    "details.success",
+    "details.question",
+    "details.warning",
+    "details.failure",
+    "details.danger",
+    "details.bug",
+    "details.example",
+    "details.quote",
     "div.callout",
     "div.alert",
     "div.note",
@@ -351,8 +373,33 @@ ADMONITION_TITLE: tuple[str, ...] = (
     ".markdown-alert-title",
     ".alert-title",
     ".callout-title",
+    ".custom-block-title",
+    "summary",
     "[class*=admonitionHeading]",
     ".title",
+)
+
+
+
+@dataclass(frozen=True)
+class TabSet:
+    """Tabbed content: only one panel shows at a time, but all of it is content. The
+    labels (radio labels, buttons, list items) are paired with the panels in order and
+    each panel is written after its label, so no tab's text is lost or left nameless."""
+
+    container: str
+    label: str
+    panels: tuple[str, ...]  # alternatives: the first with one panel per label wins
+
+
+TAB_SETS: tuple[TabSet, ...] = (
+    # Material for MkDocs (pymdownx.tabbed): alternate style, then the classic one.
+    TabSet("div.tabbed-set", "label", ("div.tabbed-block", "div.tabbed-content")),
+    TabSet("div.sphinx-tabs", "button.sphinx-tabs-tab", ("div.sphinx-tabs-panel",)),
+    TabSet("div.sd-tab-set", "label.sd-tab-label", ("div.sd-tab-content",)),
+    TabSet("div.tab-set", "label", ("div.tab-content",)),  # sphinx-inline-tabs (furo's)
+    TabSet("div.tabs-container", "li[role=tab]", ("div[role=tabpanel]",)),  # Docusaurus
+    TabSet("div.vp-code-group", "div.tabs label", ("div.blocks > div",)),  # VitePress
 )
 
 # Tables laid out as CSS grids of divs (Javadoc >= 16): container, column count.
