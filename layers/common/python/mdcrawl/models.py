@@ -120,6 +120,16 @@ class Job:
         return replace(self, **changes)
 
 
+def stored_job_value(name: str, value: Any) -> Any:
+    """A Job attribute as both stores keep it: options as a plain dict, status as its
+    string, everything else as it is."""
+    if name == "options":
+        return value.to_dict()
+    if name == "status":
+        return str(JobStatus(value))
+    return value
+
+
 @dataclass(frozen=True)
 class FrontierItem:
     """One URL in a job's queue. ``order`` is the discovery sequence number."""

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ...errors import JobNotFound
-from ...models import Counters, Job, JobStatus
+from ...models import Counters, Job, JobStatus, stored_job_value
 from ...names import JOBS_OWNER_INDEX, TTL_ATTRIBUTE
 from ...ports import Clock
 from .calls import call, call_if
@@ -17,7 +17,6 @@ from .records import (
     counters_from_attrs,
     job_from_attrs,
     job_to_attrs,
-    job_value,
 )
 
 
@@ -127,4 +126,4 @@ def _key(job_id: str) -> dict[str, Any]:
 
 
 def _stored(fields: dict[str, Any]) -> dict[str, Any]:
-    return {name: job_value(name, value) for name, value in fields.items()}
+    return {name: stored_job_value(name, value) for name, value in fields.items()}

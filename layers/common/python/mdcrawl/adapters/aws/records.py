@@ -20,6 +20,7 @@ from ...models import (
     PageRecord,
     PageStatus,
     UrlState,
+    stored_job_value,
 )
 
 COUNTER_FIELDS = tuple(f.name for f in fields(Counters))
@@ -28,17 +29,8 @@ JOB_READ_ONLY = ("job_id", "counters")
 JOB_SETTABLE = frozenset(f.name for f in fields(Job)) - set(JOB_READ_ONLY)
 
 
-def job_value(name: str, value: Any) -> Any:
-    """A Job attribute as stored: options as a map, status as its string."""
-    if name == "options":
-        return value.to_dict()
-    if name == "status":
-        return str(JobStatus(value))
-    return value
-
-
 def job_to_attrs(job: Job) -> dict[str, Any]:
-    attrs = {name: job_value(name, getattr(job, name)) for name in JOB_SETTABLE}
+    attrs = {name: stored_job_value(name, getattr(job, name)) for name in JOB_SETTABLE}
     return {"job_id": job.job_id, **attrs, **job.counters.to_dict()}
 
 

@@ -10,7 +10,15 @@ import json
 from dataclasses import fields
 from typing import Any
 
-from ...models import CacheEntry, CrawlOptions, Job, JobStatus, PageRecord, PageStatus
+from ...models import (
+    CacheEntry,
+    CrawlOptions,
+    Job,
+    JobStatus,
+    PageRecord,
+    PageStatus,
+    stored_job_value,
+)
 
 # Job attributes kept in their own columns (queried or updated in place).
 JOB_COLUMNS = ("owner", "status", "created_at")
@@ -23,17 +31,8 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def job_value(name: str, value: Any) -> Any:
-    """A Job attribute as stored: options as a dict, status as its string."""
-    if name == "options":
-        return value.to_dict()
-    if name == "status":
-        return str(JobStatus(value))
-    return value
-
-
 def job_doc(job: Job) -> dict[str, Any]:
-    return {name: job_value(name, getattr(job, name)) for name in JOB_DOC_FIELDS}
+    return {name: stored_job_value(name, getattr(job, name)) for name in JOB_DOC_FIELDS}
 
 
 def job_from_doc(doc: dict[str, Any], **columns: Any) -> Job:

@@ -8,8 +8,8 @@ from collections.abc import Collection
 from typing import Any
 
 from ...errors import JobNotFound
-from ...models import Counters, Job, JobStatus
-from .codec import JOB_COLUMNS, JOB_DOC_FIELDS, dumps, job_doc, job_from_doc, job_value
+from ...models import Counters, Job, JobStatus, stored_job_value
+from .codec import JOB_COLUMNS, JOB_DOC_FIELDS, dumps, job_doc, job_from_doc
 from .db import Database
 from .schema import COUNTER_COLUMNS
 
@@ -99,7 +99,7 @@ def _write_fields(
     columns = {}
     for name, value in fields.items():
         target = columns if name in JOB_COLUMNS else doc
-        target[name] = job_value(name, value)
+        target[name] = stored_job_value(name, value)
     assignments = "".join(f"{name} = ?, " for name in columns)
     conn.execute(
         f"UPDATE jobs SET {assignments}doc = ? WHERE job_id = ?",
