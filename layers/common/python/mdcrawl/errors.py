@@ -9,6 +9,8 @@
     │   ├── TooManyRedirects  redirect cap or loop
     │   ├── OutOfScope        redirected off the crawl's scope
     │   ├── RobotsDisallowed  robots.txt forbids it
+    │   ├── FetchTimeout      no answer in time, after retries
+    │   ├── ConnectFailed     no connection (DNS, refused), after retries
     │   └── HttpStatusError   4xx/5xx after retries
     ├── CrawlFailed           the job cannot proceed (start URL unreachable, not HTML)
     ├── JobNotFound           unknown job id, or a job the caller does not own
@@ -55,6 +57,14 @@ class OutOfScope(FetchError):
 
 class RobotsDisallowed(FetchError):
     reason = "robots_disallowed"
+
+
+class FetchTimeout(FetchError):
+    reason = "timeout"
+
+
+class ConnectFailed(FetchError):
+    reason = "connect_error"
 
 
 class HttpStatusError(FetchError):

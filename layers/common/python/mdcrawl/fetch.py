@@ -52,7 +52,9 @@ import httpx
 from protego import Protego
 
 from .errors import (
+    ConnectFailed,
     FetchError,
+    FetchTimeout,
     HttpStatusError,
     NotHtml,
     OutOfScope,
@@ -81,14 +83,6 @@ ROBOTS_MAX_BYTES = 512 * 1024  # Google reads the first 500 KiB
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the protocol's limit per file
 MAX_CHILD_SITEMAPS = 50
 _HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<meta", b"<div")
-
-
-class FetchTimeout(FetchError):
-    reason = "timeout"
-
-
-class ConnectFailed(FetchError):
-    reason = "connect_error"
 
 
 class _Retryable(Exception):
