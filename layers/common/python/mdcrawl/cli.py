@@ -157,6 +157,11 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="DIR",
         help="cache and crawl state (default: $XDG_CACHE_HOME/mdcrawl or ~/.cache/mdcrawl)",
     )
+    crawl.add_argument(
+        "--no-generator-rules",
+        action="store_true",
+        help="use no per-generator rule: the site's learned template and generic cascade only",
+    )
     crawl.add_argument("--verbose", "-v", action="store_true", help="log warnings")
     crawl.set_defaults(handler=crawl_command)
 
@@ -172,6 +177,7 @@ def options_from(args: argparse.Namespace) -> CrawlOptions:
         max_age_s=float(args.max_age),
         use_cache=not args.no_cache,
         respect_robots=not args.ignore_robots,
+        generator_rules=not args.no_generator_rules,
     )
 
 

@@ -7,7 +7,6 @@ decode -> parse once (lxml) -> extract the content region (generator-aware casca
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable
 
 from lxml.html import HtmlElement

@@ -59,6 +59,9 @@ class CrawlOptions:
     max_redirects: int = 10
     timeout_s: float = 20.0
     retries: int = 3
+    # Off: no per-generator rule from selectors.py; the site's learned template and the
+    # generic cascade alone find every page's content.
+    generator_rules: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -229,6 +232,8 @@ class PageRecord:
     description: str = ""
     sitemap_rank: int | None = None
     content_hash: str | None = None
+    encoding: str | None = None  # the response's charset: finalize may convert again
+    template: str = ""  # id of the site template the markdown was converted with
 
 
 class EventType(StrEnum):

@@ -35,8 +35,8 @@ SAMPLE_SIZE = 24  # pages learned from: Vieira et al. find tens enough
 MIN_PAGES = 4  # fewer pages than this say nothing about what repeats
 SITE_SHARE = 0.5  # on at least this share of the sample: part of the template
 SOLID_CHROME = 0.9  # an element with this share of template text is chrome
-LINK_DENSE = 0.5
-BAR_LABELS = 0.8  # a link bar's text outside its links is this much template text  # link text share of a link container
+LINK_DENSE = 0.5  # link text share of a link container
+BAR_LABELS = 0.8  # a link bar's text outside its links is this much template text
 MIN_LINKS = 2
 REGION_SHARE = 0.97  # the region holds this share of the page's non-chrome text
 RULED_SHARE = 0.9  # rules on and this share of the sample has a generator rule: no template
@@ -50,6 +50,7 @@ _INLINE = frozenset(
 )  # fmt: skip
 _BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "pre", "dl"})
 # A class that says which item is current or open, not what the element is.
+_NOT_WORD = re.compile(r"[\W_]+")
 _STATE_CLASS = re.compile(r"active|current|selected|open|expanded|collapsed|show", re.I)
 
 
@@ -98,7 +99,7 @@ class _Node:
     key: str  # parent's signature and its own: where text repeats, however deep
     parent: int
     in_link: bool
-    own: str  # the element's own text (children's text belongs to them), normalised
+    parts: tuple[str, ...]  # its own text (children's text belongs to them), normalised
     end: int = 0  # index after the last node of its subtree
     total: int = 0  # characters of text in its subtree
     links: int = 0  # of those, inside links
@@ -115,12 +116,13 @@ def _signature(element: HtmlElement, ids: frozenset[str]) -> str:
     return "".join((element.tag, f"#{id_}" if id_ in ids else "", *(f".{c}" for c in kept)))
 
 
-def _own_text(element: HtmlElement) -> str:
+def _own_parts(element: HtmlElement) -> tuple[str, ...]:
+    """The element's own text pieces (its text, its children's tails), each normalised."""
     if element.tag in _UNITS:
-        text = element.text_content()
+        pieces = [element.text_content()]
     else:
-        text = "".join([element.text or "", *(c.tail or "" for c in element)])
-    return " ".join(text.split())
+        pieces = [element.text or "", *(c.tail or "" for c in element)]
+    return tuple(t for t in (" ".join(p.split()) for p in pieces) if t)
 
 
 def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
@@ -131,7 +133,7 @@ def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
         element, path, signature, parent, in_link = stack.pop()
         index = len(nodes)
         key = f"{nodes[parent].path.rsplit('/', 1)[-1]}/{signature}" if parent >= 0 else path
-        nodes.append(_Node(element, path, key, parent, in_link, _own_text(element)))
+        nodes.append(_Node(element, path, key, parent, in_link, _own_parts(element)))
         if element.tag in _UNITS:
             continue
         in_link = in_link or element.tag == "a" and bool(element.get("href"))
@@ -141,7 +143,7 @@ def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
             stack.append((child, f"{path}/{sig}", sig, index, in_link))
     for index in range(len(nodes) - 1, -1, -1):
         node = nodes[index]
-        node.total += len(node.own)
+        node.total += sum(map(len, node.parts))
         node.end = max(node.end, index + 1)
         if node.element.tag == "a" and node.element.get("href"):
             node.links, node.anchors = node.total, node.anchors + 1
@@ -157,9 +159,13 @@ def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
     return nodes
 
 
-def _fingerprint(node: _Node) -> str:
-    text = f"{node.key}\x1f{node.own}".encode()
-    return hashlib.blake2b(text, digest_size=8).hexdigest()
+def _fingerprint(node: _Node, part: str) -> str | None:
+    """A text piece where it stands; punctuation and case aside ("Next: X, Previous: Y"
+    and "Previous: Y" share "previous"). None for a piece of punctuation only."""
+    words = _NOT_WORD.sub(" ", part).strip().lower()
+    if not words:
+        return None
+    return hashlib.blake2b(f"{node.key}\x1f{words}".encode(), digest_size=8).hexdigest()
 
 
 def _link_container(node: _Node) -> bool:
@@ -188,7 +194,7 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
     dense: Counter[str] = Counter()  # ... where it was a link container
     for body in bodies:
         nodes = _walk(body, ids)
-        text.update({_fingerprint(n) for n in nodes if n.own})
+        text.update({_fingerprint(n, part) for n in nodes for part in n.parts} - {None})
         per_page = Counter(n.path for n in nodes)
         for node in nodes:
             if per_page[node.path] == 1:
@@ -207,9 +213,11 @@ def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | N
     all template (nothing varies: let the cascade decide)."""
     nodes = _walk(body, template.ids)
     for node in nodes:
-        if node.own and _fingerprint(node) in template.text:
-            node.template = len(node.own)
-            node.label_template = 0 if node.in_link else node.template
+        for part in node.parts:
+            fingerprint = _fingerprint(node, part)
+            if fingerprint is None or fingerprint in template.text:
+                node.template += len(part)
+        node.label_template = 0 if node.in_link else node.template
     for node in reversed(nodes):
         if node.parent >= 0:
             nodes[node.parent].template += node.template
@@ -248,7 +256,8 @@ def _link_bar(node: _Node) -> bool:
     """Links between fixed labels: "Next: X, Previous: Y, Up: Z", "Prev | Up | Next"."""
     labels = node.total - node.links
     return (
-        _link_container(node)
+        node.element.tag not in _INLINE
+        and node.anchors >= MIN_LINKS
         and not node.headings
         and labels > 0
         and node.label_template >= BAR_LABELS * labels
@@ -262,7 +271,7 @@ def _content_chars(nodes: list[_Node], chrome: dict[int, bool]) -> list[int]:
     for index, node in enumerate(nodes):
         if index in chrome:
             skip_until = max(skip_until, node.end)
-        own = len(node.own) if index >= skip_until else 0
+        own = sum(map(len, node.parts)) if index >= skip_until else 0
         sums[index + 1] = sums[index] + own
     return sums
 
@@ -288,14 +297,17 @@ def _region(nodes: list[_Node], content: list[int]) -> int:
 def _remove_chrome(
     nodes: list[_Node], chrome: dict[int, bool], content: list[int], start: int
 ) -> None:
+    """Link chrome anywhere in the region; other chrome, and rules (``<hr>``), only
+    before its first or after its last content."""
     first, last = content[start], content[nodes[start].end]
-    for index, linked in chrome.items():
-        node = nodes[index]
-        if not start < index < nodes[start].end:
-            continue
-        at_edge = content[index] == first or content[node.end] == last
-        if linked or at_edge:
-            node.element.drop_tree()
+    doomed = [
+        node
+        for index, node in enumerate(nodes[start + 1 : nodes[start].end], start + 1)
+        if (index in chrome or node.element.tag == "hr")
+        and (chrome.get(index) or content[index] == first or content[node.end] == last)
+    ]
+    for node in doomed:
+        node.element.drop_tree()
 
 
 def learn_from(roots: Iterable[HtmlElement]) -> SiteTemplate | None:

@@ -17,7 +17,9 @@ from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outp
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
+from . import templating
 from .jobs import get_job
+from .process import reprocess
 
 WAIT, DONE = "wait", "done"
 OUTPUT_NAMES = {"docs": DOCS, "llms": LLMS, "manifest": MANIFEST, "pages": PAGES_DIR}
@@ -56,7 +58,7 @@ def finalize(
     if job.cancel_requested:
         _cancelled(job_id, deps)
         return DONE
-    records = without_duplicates(deps.pages.list(job_id))
+    records = with_settled_template(job_id, without_duplicates(deps.pages.list(job_id)), deps)
     result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
     locate = output_key or (lambda name: job_key(job_id, name))
     keys = {kind: locate(name) for kind, name in OUTPUT_NAMES.items()}
@@ -78,6 +80,19 @@ def finalize(
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
+
+
+def with_settled_template(
+    job_id: str, records: list[PageRecord], deps: FinalizeDeps
+) -> list[PageRecord]:
+    """Settle the job's template if the crawl did not, and convert again the pages that
+    were converted with another one (before it settled): same pages, same output."""
+    job = get_job(job_id, deps.jobs)
+    rules = job.options.generator_rules
+    state = templating.load(job_id, deps.blobs)
+    if not state.settled:
+        state = templating.settle(job_id, records, deps.blobs, rules, complete=True)
+    return [reprocess(record, state, rules, deps.blobs) for record in records]
 
 
 def _cancelled(job_id: str, deps: FinalizeDeps) -> None:
