@@ -48,7 +48,7 @@ def test_too_few_pages_teach_nothing() -> None:
     assert site_template(pages=tpl.MIN_PAGES - 1) is None
 
 
-def test_the_template_does_not_depend_on_the_order_of_its_sample() -> None:
+def test_a_sample_of_small_pages_gives_one_template_whatever_its_order() -> None:
     bodies = [parse_html(page_html(n)).find("body") for n in range(PAGES)]
     first = tpl.learn(bodies)
     random.Random(4).shuffle(bodies)
@@ -74,3 +74,30 @@ def test_with_rules_on_a_site_with_a_rule_needs_no_template() -> None:
     pages = [(sphinx.format(n=n), None) for n in range(10)]
     assert learn_template(pages, generator_rules=True) is None
     assert learn_template(pages, generator_rules=False) is not None
+
+
+def api_page() -> str:
+    """A module page of an API generator without a rule: a sidebar of links, a module
+    description, twelve members (a signature, a one-line doc), a footer."""
+    members = "".join(
+        f'<div class="top"><p class="src"><a id="v:fn{k}">fn{k}</a> :: <a href="T.html">Text'
+        f'</a> -&gt; <a href="K.html">Key</a> <a href="src/M.html#{k}">Source</a></p>'
+        f'<div class="doc"><p>Function {k} converts the text to a key, way {k}.</p></div></div>'
+        for k in range(12)
+    )
+    side = "".join(f'<li><a href="m{i}.html">Module.Number{i}</a></li>' for i in range(40))
+    return (
+        f'<html><head><title>M</title></head><body><div id="package-header"><ul>{side}</ul>'
+        f'</div><div id="contents"><p class="caption">Data.Module</p>'
+        f"<p>This module turns texts into keys, and back, fast.</p>"
+        f'<div id="interface"><h1>Documentation</h1>{members}</div></div>'
+        f'<div id="footer"><p>Produced by Nobodydoc</p></div></body></html>'
+    )
+
+
+def test_one_api_page_alone_keeps_every_member_where_readability_drops_them() -> None:
+    page = convert_html(api_page(), "http://docs.test/M.html", generator_rules=False)
+    assert page.extractor == "density"
+    assert all(f"Function {k} converts" in page.markdown for k in range(12))
+    assert "This module turns texts into keys" in page.markdown
+    assert "Module.Number" not in page.markdown and "Produced by" not in page.markdown

@@ -22,7 +22,7 @@ from w3lib.encoding import html_to_unicode
 
 from . import selectors as sel
 from .selectors import GeneratorRule
-from .template import SiteTemplate, content_region
+from .template import SiteTemplate, content_region, density_region
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _NAV_SCHEMES = ("http://", "https://")
@@ -217,7 +217,20 @@ def find_region(
     found = _first_match(root, sel.STRUCTURAL)
     if found:
         return found[0], f"structural:{found[1]}", sel.QUALITY_STRUCTURAL
-    return _readability_region(root, html), "readability", sel.QUALITY_READABILITY
+    readable = _readability_region(root, html)
+    dense = density_region(body) if body is not None else None
+    # Readability keeps one docstring of an API page and drops its members; where it
+    # kept less than half of what text and link density find, density wins.
+    if dense is not None and _text_length(readable) < DENSITY_WINS * _text_length(dense):
+        return dense, "density", sel.QUALITY_READABILITY
+    return readable, "readability", sel.QUALITY_READABILITY
+
+
+DENSITY_WINS = 0.5
+
+
+def _text_length(element: HtmlElement) -> int:
+    return len("".join(element.itertext()).split())
 
 
 def _readability_region(root: HtmlElement, html: str) -> HtmlElement:

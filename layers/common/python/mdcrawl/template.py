@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -33,11 +33,14 @@ from lxml.html import HtmlElement
 VERSION = 1
 SAMPLE_SIZE = 24  # pages learned from: Vieira et al. find tens enough
 MIN_PAGES = 4  # fewer pages than this say nothing about what repeats
+LEARN_ELEMENTS = 40_000  # enough elements seen to stop reading the sample...
+MIN_SAMPLE = 8  # ...once at least this many pages have been read
 SITE_SHARE = 0.5  # on at least this share of the sample: part of the template
 SOLID_CHROME = 0.9  # an element with this share of template text is chrome
 LINK_DENSE = 0.5  # link text share of a link container
 BAR_LABELS = 0.8  # a link bar's text outside its links is this much template text
 MIN_LINKS = 2
+LIST_LINKS = 3  # a menu on a page alone
 REGION_SHARE = 0.97  # the region holds this share of the page's non-chrome text
 RULED_SHARE = 0.9  # rules on and this share of the sample has a generator rule: no template
 
@@ -48,7 +51,9 @@ _INLINE = frozenset(
     {"a", "span", "code", "em", "strong", "b", "i", "kbd", "samp", "var", "tt", "img", "sub",
      "sup", "small", "abbr", "cite", "q", "mark", "br", "wbr", "label"}
 )  # fmt: skip
-_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "pre", "dl"})
+_SEMANTIC = frozenset({"nav", "header", "footer", "aside"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_BLOCKS = _HEADINGS | {"pre", "dl"}
 # A class that says which item is current or open, not what the element is.
 _NOT_WORD = re.compile(r"[\W_]+")
 _STATE_CLASS = re.compile(r"active|current|selected|open|expanded|collapsed|show", re.I)
@@ -57,7 +62,7 @@ _STATE_CLASS = re.compile(r"active|current|selected|open|expanded|collapsed|show
 @dataclass(frozen=True)
 class SiteTemplate:
     ids: frozenset[str]  # element ids found on most pages (part of paths)
-    text: frozenset[str]  # fingerprints of template text units
+    text: frozenset[str]  # template text pieces ("parent/element|words")
     paths: frozenset[str]  # paths of link containers that are chrome
     pages: int  # how many pages it was learned from
 
@@ -92,14 +97,14 @@ def template_id(template: SiteTemplate | None) -> str:
     return template.id if template is not None else ""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     element: HtmlElement
     path: str
     key: str  # parent's signature and its own: where text repeats, however deep
     parent: int
     in_link: bool
-    parts: tuple[str, ...]  # its own text (children's text belongs to them), normalised
+    parts: tuple[str, ...]  # its own text (children's text belongs to them)
     end: int = 0  # index after the last node of its subtree
     total: int = 0  # characters of text in its subtree
     links: int = 0  # of those, inside links
@@ -116,38 +121,55 @@ def _signature(element: HtmlElement, ids: frozenset[str]) -> str:
     return "".join((element.tag, f"#{id_}" if id_ in ids else "", *(f".{c}" for c in kept)))
 
 
-def _own_parts(element: HtmlElement) -> tuple[str, ...]:
-    """The element's own text pieces (its text, its children's tails), each normalised."""
-    if element.tag in _UNITS:
-        pieces = [element.text_content()]
-    else:
-        pieces = [element.text or "", *(c.tail or "" for c in element)]
-    return tuple(t for t in (" ".join(p.split()) for p in pieces) if t)
+def _text(text: str | None) -> str:
+    """A piece of text as it stands (lengths are shares; words are compared later)."""
+    return text if text and not text.isspace() else ""
 
 
-def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
-    """Every element under ``body`` in document order, with path and text sums."""
+def _walk(body: HtmlElement, ids: frozenset[str], limit: int | None = None) -> list[_Node]:
+    """Every element under ``body`` (the first ``limit``) in document order, with path
+    and text sums.
+    The hot loop of learning and applying: each element's children are listed once
+    (an lxml proxy costs more than anything done with it) and signatures are cached."""
     nodes: list[_Node] = []
-    stack: list[tuple[HtmlElement, str, str, int, bool]] = [(body, "body", "body", -1, False)]
-    while stack:
-        element, path, signature, parent, in_link = stack.pop()
+    signatures: dict[tuple[str, str | None, str | None], str] = {}
+    stack: list[tuple[HtmlElement, str, str, int, bool]] = [(body, "body", "", -1, False)]
+    while stack and (limit is None or len(nodes) < limit):
+        element, path, key, parent, in_link = stack.pop()
         index = len(nodes)
-        key = f"{nodes[parent].path.rsplit('/', 1)[-1]}/{signature}" if parent >= 0 else path
-        nodes.append(_Node(element, path, key, parent, in_link, _own_parts(element)))
-        if element.tag in _UNITS:
+        tag = element.tag
+        if tag in _UNITS:
+            text = _text(element.text_content())
+            nodes.append(_Node(element, path, key, parent, in_link, (text,) if text else ()))
             continue
-        in_link = in_link or element.tag == "a" and bool(element.get("href"))
-        children = [c for c in element if isinstance(c.tag, str) and c.tag not in _SKIPPED]
-        for child in reversed(children):
-            sig = _signature(child, ids)
-            stack.append((child, f"{path}/{sig}", sig, index, in_link))
+        kids = list(element)
+        parts = [_text(element.text), *(_text(k.tail) for k in kids)]
+        nodes.append(_Node(element, path, key, parent, in_link, tuple(p for p in parts if p)))
+        in_link = in_link or tag == "a" and bool(element.get("href"))
+        own = path.rsplit("/", 1)[-1]
+        for child in reversed(kids):
+            child_tag = child.tag
+            if not isinstance(child_tag, str) or child_tag in _SKIPPED:
+                continue
+            cache_key = (child_tag, child.get("class"), child.get("id"))
+            sig = signatures.get(cache_key)
+            if sig is None:
+                sig = signatures[cache_key] = _signature(child, ids)
+            stack.append((child, f"{path}/{sig}", f"{own}/{sig}", index, in_link))
+    _sum_subtrees(nodes)
+    return nodes
+
+
+def _sum_subtrees(nodes: list[_Node]) -> None:
+    """Text, link text, links and headings of each subtree, children before parents."""
     for index in range(len(nodes) - 1, -1, -1):
         node = nodes[index]
         node.total += sum(map(len, node.parts))
         node.end = max(node.end, index + 1)
-        if node.element.tag == "a" and node.element.get("href"):
+        tag = node.element.tag
+        if tag == "a" and node.element.get("href"):
             node.links, node.anchors = node.total, node.anchors + 1
-        elif node.element.tag in _BLOCKS:
+        elif tag in _BLOCKS:
             node.headings += 1
         if node.parent >= 0:
             parent = nodes[node.parent]
@@ -156,24 +178,31 @@ def _walk(body: HtmlElement, ids: frozenset[str]) -> list[_Node]:
             parent.anchors += node.anchors
             parent.headings += node.headings
             parent.end = max(parent.end, node.end)
-    return nodes
 
 
 def _fingerprint(node: _Node, part: str) -> str | None:
     """A text piece where it stands; punctuation and case aside ("Next: X, Previous: Y"
-    and "Previous: Y" share "previous"). None for a piece of punctuation only."""
+    and "Previous: Y" share "previous"). None for a piece of punctuation only. Kept as
+    text, not a digest: hashing cost more than the template's few kilobytes save."""
     words = _NOT_WORD.sub(" ", part).strip().lower()
-    if not words:
-        return None
-    return hashlib.blake2b(f"{node.key}\x1f{words}".encode(), digest_size=8).hexdigest()
+    return f"{node.key}|{words}" if words else None
 
 
 def _link_container(node: _Node) -> bool:
+    """Several links and mostly link text, no heading or code block (a heading made of
+    links, an API member's signature, is content)."""
     return (
         node.element.tag not in _INLINE
+        and not node.headings
         and node.anchors >= MIN_LINKS
         and node.links >= LINK_DENSE * node.total > 0
     )
+
+
+def _link_list(node: _Node) -> bool:
+    """A page alone says less than a site: a menu is a longer run of links, nearly all
+    link text (an API signature with three type links is not one)."""
+    return _link_container(node) and node.anchors >= LIST_LINKS and node.links >= 0.8 * node.total
 
 
 def _stable_ids(bodies: Sequence[HtmlElement], floor: float) -> frozenset[str]:
@@ -184,16 +213,26 @@ def _stable_ids(bodies: Sequence[HtmlElement], floor: float) -> frozenset[str]:
 
 
 def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
-    """The template of a site from the ``<body>`` of some of its pages, or None."""
-    if len(bodies) < MIN_PAGES:
+    """The template of a site from the ``<body>`` of its first pages, or None. Pages are
+    read in the order given until LEARN_ELEMENTS elements have been seen (and at least
+    MIN_SAMPLE pages), from the first LEARN_ELEMENTS / MIN_SAMPLE elements of each: a
+    site of huge pages is learned from fewer of them, and from the head of each (the
+    template's other pages supply what a cut page's tail would have)."""
+    walked: list[list[_Node]] = []
+    seen_elements = 0
+    ids = _stable_ids(bodies, max(2.0, SITE_SHARE * len(bodies)))
+    for body in bodies:
+        if seen_elements >= LEARN_ELEMENTS and len(walked) >= MIN_SAMPLE:
+            break
+        walked.append(_walk(body, ids, LEARN_ELEMENTS // MIN_SAMPLE))
+        seen_elements += len(walked[-1])
+    if len(walked) < MIN_PAGES:
         return None
-    floor = max(2.0, SITE_SHARE * len(bodies))
-    ids = _stable_ids(bodies, floor)
+    floor = max(2.0, SITE_SHARE * len(walked))
     text: Counter[str] = Counter()
     seen: Counter[str] = Counter()  # pages with the path exactly once
     dense: Counter[str] = Counter()  # ... where it was a link container
-    for body in bodies:
-        nodes = _walk(body, ids)
+    for nodes in walked:
         text.update({_fingerprint(n, part) for n in nodes for part in n.parts} - {None})
         per_page = Counter(n.path for n in nodes)
         for node in nodes:
@@ -204,7 +243,7 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
         ids=ids,
         text=frozenset(f for f, n in text.items() if n >= floor),
         paths=frozenset(p for p, n in seen.items() if n >= floor and dense[p] >= 0.8 * n),
-        pages=len(bodies),
+        pages=len(walked),
     )
 
 
@@ -223,10 +262,10 @@ def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | N
             nodes[node.parent].template += node.template
             nodes[node.parent].label_template += node.label_template
     chrome = _chrome(nodes, template)
-    content = _content_chars(nodes, chrome)
+    content, headings = _content_chars(nodes, chrome)
     if content[-1] == 0:
         return None
-    start = _region(nodes, content)
+    start = _region(nodes, content, headings)
     region = nodes[start]
     _remove_chrome(nodes, chrome, content, start)
     return region.element
@@ -264,28 +303,35 @@ def _link_bar(node: _Node) -> bool:
     )
 
 
-def _content_chars(nodes: list[_Node], chrome: dict[int, bool]) -> list[int]:
-    """Prefix sums, in document order, of text outside chrome."""
-    sums = [0] * (len(nodes) + 1)
+def _content_chars(nodes: list[_Node], chrome: dict[int, bool]) -> tuple[list[int], list[int]]:
+    """Prefix sums, in document order, of text and of headings outside chrome."""
+    chars = [0] * (len(nodes) + 1)
+    headings = [0] * (len(nodes) + 1)
     skip_until = 0
     for index, node in enumerate(nodes):
         if index in chrome:
             skip_until = max(skip_until, node.end)
-        own = sum(map(len, node.parts)) if index >= skip_until else 0
-        sums[index + 1] = sums[index] + own
-    return sums
+        inside = index >= skip_until
+        chars[index + 1] = chars[index] + (sum(map(len, node.parts)) if inside else 0)
+        heading = inside and node.element.tag in _HEADINGS
+        headings[index + 1] = headings[index] + heading
+    return chars, headings
 
 
-def _region(nodes: list[_Node], content: list[int]) -> int:
-    """The deepest element holding REGION_SHARE of the page's content text."""
+def _region(nodes: list[_Node], content: list[int], headings: list[int]) -> int:
+    """The deepest element holding REGION_SHARE of the page's content text and every
+    heading of it (a page's title above one long code block stays with it)."""
     need = REGION_SHARE * content[-1]
     index = 0
     while True:
+        node = nodes[index]
         child = next(
             (
                 i
-                for i in range(index + 1, nodes[index].end)
-                if nodes[i].parent == index and content[nodes[i].end] - content[i] >= need
+                for i in range(index + 1, node.end)
+                if nodes[i].parent == index
+                and content[nodes[i].end] - content[i] >= need
+                and headings[nodes[i].end] - headings[i] == headings[node.end] - headings[index]
             ),
             None,
         )
@@ -308,6 +354,33 @@ def _remove_chrome(
     ]
     for node in doomed:
         node.element.drop_tree()
+
+
+def density_region(body: HtmlElement) -> HtmlElement | None:
+    """One page alone (no template to compare with): link containers and the page's
+    semantic chrome (nav, header, footer, aside) stand for the template. The region is
+    found the same way; those blocks go only at its edges (a "See also" list between
+    two sections stays). None when nothing is left."""
+    nodes = _walk(body, frozenset())
+    chrome = _outermost(nodes, lambda n: n.element.tag in _SEMANTIC or _link_list(n))
+    content, headings = _content_chars(nodes, chrome)
+    if content[-1] == 0:
+        return None
+    start = _region(nodes, content, headings)
+    _remove_chrome(nodes, chrome, content, start)
+    return nodes[start].element
+
+
+def _outermost(nodes: list[_Node], chrome: Callable[[_Node], bool]) -> dict[int, bool]:
+    found: dict[int, bool] = {}
+    index = 1
+    while index < len(nodes):
+        if chrome(nodes[index]):
+            found[index] = False
+            index = nodes[index].end
+        else:
+            index += 1
+    return found
 
 
 def learn_from(roots: Iterable[HtmlElement]) -> SiteTemplate | None:
