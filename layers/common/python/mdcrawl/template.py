@@ -343,14 +343,14 @@ def _region(nodes: list[_Node], content: list[int], headings: list[int]) -> int:
 def _remove_chrome(
     nodes: list[_Node], chrome: dict[int, bool], content: list[int], start: int
 ) -> None:
-    """Link chrome anywhere in the region; other chrome, and rules (``<hr>``), only
-    before its first or after its last content."""
+    """Link chrome anywhere in the region; other chrome only at its edges."""
     first, last = content[start], content[nodes[start].end]
     doomed = [
         node
         for index, node in enumerate(nodes[start + 1 : nodes[start].end], start + 1)
-        if (index in chrome or node.element.tag == "hr")
-        and (chrome.get(index) or content[index] == first or content[node.end] == last)
+        if chrome.get(index)
+        or (content[index] == first or content[node.end] == last)
+        and _edge_chrome(index, node, chrome)
     ]
     for node in doomed:
         node.element.drop_tree()
@@ -381,6 +381,15 @@ def _outermost(nodes: list[_Node], chrome: Callable[[_Node], bool]) -> dict[int,
         else:
             index += 1
     return found
+
+
+def _edge_chrome(index: int, node: _Node, chrome: dict[int, bool]) -> bool:
+    """Before the first or after the last content: chrome blocks without headings (a
+    section every page repeats word for word is still a section; the last item's link,
+    words many pages share, is still content), rules, and links with no text (a logo)."""
+    if index in chrome:
+        return not node.headings and node.element.tag not in _INLINE
+    return node.element.tag == "hr" or node.element.tag == "a" and not node.total
 
 
 def learn_from(roots: Iterable[HtmlElement]) -> SiteTemplate | None:
