@@ -23,9 +23,8 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urljoin
 
-from mdcrawl.convert import convert_html, learn_template
+from mdcrawl.convert import convert_html
 from mdcrawl.fidelity import score_page
-from mdcrawl.template import SAMPLE_SIZE
 
 REPEAT_SHARE = 0.4
 
@@ -54,7 +53,14 @@ def _countable(line: str) -> bool:
 def measure(root: Path, args: argparse.Namespace) -> None:
     todo = site_files(root, args.limit)
     template = None
-    if not args.no_template:
+    if args.baseline and args.no_rules:
+        import mdcrawl.extract  # an older converter had no switch: no rule is ever found
+
+        mdcrawl.extract.detect_generator = lambda root: None  # type: ignore[assignment]
+    if not args.no_template and not args.baseline:
+        from mdcrawl.convert import learn_template
+        from mdcrawl.template import SAMPLE_SIZE
+
         sample = [(body, None) for _, body in todo[:SAMPLE_SIZE]]
         template = learn_template(sample, not args.no_rules)
     outputs, extractors, scores = [], Counter(), []
@@ -92,7 +98,11 @@ def main() -> None:
     parser.add_argument("--no-rules", action="store_true", help="generator rules off")
     parser.add_argument("--no-template", action="store_true", help="no learned template")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--baseline", action="store_true", help="convert_html(body, url) only")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="convert_html(body, url) only, as an older converter (PYTHONPATH) is called",
+    )
     args = parser.parse_args()
     for root in args.dirs:
         measure(root, args)

@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from mdcrawl.adapters.aws.stores import aws_stores
 from mdcrawl.adapters.local import LocalStores, open_local_stores
 from mdcrawl.models import CrawledPage, CrawlOptions, Job, PageRecord
 from mdcrawl.pipeline import templating
@@ -15,13 +16,24 @@ from mdcrawl.pipeline.finalize import FinalizeDeps, with_settled_template
 from mdcrawl.pipeline.process import ProcessDeps, markdown_cache_key, process_page
 from mdcrawl.template import SAMPLE_SIZE
 
+from tests.support.aws import moto_clients
 from tests.support.templated_site import CHROME, PAGES, page_html, url
 
 
-@pytest.fixture
-def stores(tmp_path: Path):
-    with open_local_stores(tmp_path) as opened:
-        yield opened
+class FixedClock:
+    def now(self) -> float:
+        return 1_000_000.0
+
+
+@pytest.fixture(params=["sqlite", "dynamodb-s3-moto"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path):
+    """Both runtimes' stores: the job's template lives in the blob store of each."""
+    if request.param == "sqlite":
+        with open_local_stores(tmp_path) as opened:
+            yield opened
+        return
+    with moto_clients() as aws:
+        yield aws_stores(aws.session, aws.names, aws.bucket, clock=FixedClock())
 
 
 def crawled(stores: LocalStores, job_id: str, rules: bool = False) -> list[CrawledPage]:
