@@ -114,3 +114,25 @@ def test_the_markdown_cache_key_names_the_template_and_the_rules(stores: LocalSt
         markdown_cache_key(pages[0], template, rules=True),
     }
     assert len(keys) == 4
+
+
+def test_with_rules_on_a_site_the_rules_cover_settles_on_no_template(tmp_path: Path) -> None:
+    sphinx = (
+        '<html><head><meta name="generator" content="Sphinx 7"></head><body>'
+        '<div class="sphinxsidebar">Side</div><div class="body" role="main">'
+        "<h1>Page {n}</h1><p>text {n}</p></div></body></html>"
+    )
+    with open_local_stores(tmp_path) as stores:
+        stores.jobs.create(Job("r", url(0), CrawlOptions()))
+        records = []
+        for n in range(PAGES):
+            body = sphinx.format(n=n).encode()
+            digest = hashlib.sha256(body).hexdigest()
+            stores.blobs.put(body_key(digest), body)
+            page = CrawledPage("r", url(n), f"u{n}", url(n), digest, body_key(digest), n, 1, False)
+            records.append(process_page(page, process_deps(stores)))
+        state = templating.load("r", stores.blobs)
+        assert state.settled and state.template is None
+        assert {r.template for r in records} == {templating.ANY}
+        # Finalize converts nothing again: each page's record stands.
+        assert set(finalized(stores, "r").values()) == {markdown(stores, r) for r in records}

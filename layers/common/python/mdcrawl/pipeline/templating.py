@@ -18,7 +18,7 @@ from ..convert import learn_template
 from ..models import PageRecord, PageStatus
 from ..names import job_key
 from ..ports import BlobStore
-from ..template import NO_TEMPLATE_JSON, SAMPLE_SIZE, SiteTemplate, template_id
+from ..template import NO_TEMPLATE_JSON, RULED_SHARE, SAMPLE_SIZE, SiteTemplate, template_id
 from .fetching import body_key
 
 TEMPLATE_NAME = "template.json"
@@ -81,7 +81,12 @@ def settle(
     pages = sample(records, complete)
     if pages is None:
         return JobTemplate(settled=False)
-    template = learn_template(_bodies(pages, blobs), rules)
+    ruled = sum(record.template == ANY for record in pages)
+    # The records already say whether rules found the sample's content: no parsing then.
+    if rules and pages and ruled >= RULED_SHARE * len(pages):
+        template = None
+    else:
+        template = learn_template(_bodies(pages, blobs), rules)
     document = template.to_json() if template is not None else NO_TEMPLATE_JSON
     # Two workers settling at once learn the same template from the same sample.
     blobs.put(job_key(job_id, TEMPLATE_NAME), document.encode(), "application/json")
