@@ -33,6 +33,7 @@ from lxml.html import HtmlElement
 VERSION = 1
 SAMPLE_SIZE = 24  # pages learned from: Vieira et al. find tens enough
 MIN_PAGES = 4  # fewer pages than this say nothing about what repeats
+MAX_PIECE = 300  # characters: a longer piece of text is a paragraph, never template
 LEARN_ELEMENTS = 40_000  # enough elements seen to stop reading the sample...
 MIN_SAMPLE = 8  # ...once at least this many pages have been read
 SITE_SHARE = 0.5  # on at least this share of the sample: part of the template
@@ -126,7 +127,12 @@ def _text(text: str | None) -> str:
     return text if text and not text.isspace() else ""
 
 
-def _walk(body: HtmlElement, ids: frozenset[str], limit: int | None = None) -> list[_Node]:
+def _walk(
+    body: HtmlElement,
+    ids: frozenset[str],
+    limit: int | None = None,
+    text: frozenset[str] | None = None,
+) -> list[_Node]:
     """Every element under ``body`` (the first ``limit``) in document order, with path
     and text sums.
     The hot loop of learning and applying: each element's children are listed once
@@ -156,6 +162,11 @@ def _walk(body: HtmlElement, ids: frozenset[str], limit: int | None = None) -> l
             if sig is None:
                 sig = signatures[cache_key] = _signature(child, ids)
             stack.append((child, f"{path}/{sig}", f"{own}/{sig}", index, in_link))
+    if text is not None:
+        for node in nodes:
+            if node.parts:
+                node.template = _template_chars(node, text)
+                node.label_template = 0 if node.in_link else node.template
     _sum_subtrees(nodes)
     return nodes
 
@@ -177,6 +188,8 @@ def _sum_subtrees(nodes: list[_Node]) -> None:
             parent.links += node.links
             parent.anchors += node.anchors
             parent.headings += node.headings
+            parent.template += node.template
+            parent.label_template += node.label_template
             parent.end = max(parent.end, node.end)
 
 
@@ -233,7 +246,9 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
     seen: Counter[str] = Counter()  # pages with the path exactly once
     dense: Counter[str] = Counter()  # ... where it was a link container
     for nodes in walked:
-        text.update({_fingerprint(n, part) for n in nodes for part in n.parts} - {None})
+        text.update(
+            {_fingerprint(n, p) for n in nodes for p in n.parts if len(p) <= MAX_PIECE} - {None}
+        )
         per_page = Counter(n.path for n in nodes)
         for node in nodes:
             if per_page[node.path] == 1:
@@ -250,17 +265,7 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
 def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | None:
     """The page's content with the template's chrome removed, or None when the page is
     all template (nothing varies: let the cascade decide)."""
-    nodes = _walk(body, template.ids)
-    for node in nodes:
-        for part in node.parts:
-            fingerprint = _fingerprint(node, part)
-            if fingerprint is None or fingerprint in template.text:
-                node.template += len(part)
-        node.label_template = 0 if node.in_link else node.template
-    for node in reversed(nodes):
-        if node.parent >= 0:
-            nodes[node.parent].template += node.template
-            nodes[node.parent].label_template += node.label_template
+    nodes = _walk(body, template.ids, text=template.text)
     chrome = _chrome(nodes, template)
     content, headings = _content_chars(nodes, chrome)
     if content[-1] == 0:
@@ -269,6 +274,18 @@ def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | N
     region = nodes[start]
     _remove_chrome(nodes, chrome, content, start)
     return region.element
+
+
+def _template_chars(node: _Node, text: frozenset[str]) -> int:
+    """How much of the node's own text is template text (punctuation counts as such)."""
+    found = 0
+    for part in node.parts:
+        if len(part) > MAX_PIECE:
+            continue  # a paragraph: no template repeats one
+        fingerprint = _fingerprint(node, part)
+        if fingerprint is None or fingerprint in text:
+            found += len(part)
+    return found
 
 
 def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
