@@ -52,8 +52,10 @@ ISSUE_TARGETS = {
 # Sites that miss a target today (table), and the regression floors they are held to
 # instead: (mean, 5th percentile), upper bounds for chrome_leak and raw_html; a 5th
 # percentile below the target is held at today's level too. Measured with the
-# converter on main (generator rules on; gtk-doc, Node.js, Haddock and Texinfo have no
-# rule: theirs are rules-off numbers) on the capped crawls of tests/support/sites.py.
+# converter on main (generator rules on) on the capped crawls of tests/support/sites.py.
+# Node.js, Haddock and Texinfo match no rule (structural #content / readability): theirs
+# are rules-off numbers. gtk-doc has no rule of its own but writes DocBook XSL markup, so
+# the DocBook rule fires on glib: a true rules-off number for it needs the rules-off flag.
 #
 #   site           metric           mean     p5      target    miss
 #   aeson          precision        0.862  0.686   >= 0.95    -0.088

@@ -58,7 +58,8 @@ SITES = {
               "sphinx-pydoctheme", 60),
         _site("django", "python-django-doc", f"{_DOC}/python-django-doc/html", "/index.html",
               "sphinx-djangodocs", 80),
-        # Generators no rule was written for (issue 8), measured before any rule exists.
+        # Generators no rule was written for (issue 8), measured before any rule exists
+        # (gtk-doc writes DocBook XSL markup: the DocBook rule matches its pages).
         _site("glib", "libglib2.0-doc", "/usr/share/gtk-doc/html/glib", "/index.html",
               "gtk-doc", 80),
         _site("nodejs", "nodejs-doc", f"{_DOC}/nodejs/api", "/index.html", "nodejs-apidoc", 40),
