@@ -191,3 +191,12 @@ def test_the_scorer_imports_nothing_of_the_converter() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_without_a_manifest_title_the_first_h1_is_the_title(bundle: Path) -> None:
+    lines = (bundle / "manifest.jsonl").read_text().splitlines()
+    entries = [{k: v for k, v in json.loads(line).items() if k != "title"} for line in lines]
+    (bundle / "manifest.jsonl").write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    assert score(bundle)["titles"] == 1.0
+    edit(bundle, lambda md: md.replace("# API\n", "# Guide\n"), "pages/0002-api.md")
+    assert score(bundle)["titles"] == 0.0  # two pages, different content, one title

@@ -75,7 +75,7 @@ def score_bundle(bundle: Path, root: Path, base_url: str, gold: Gold = GENERIC) 
     loaded = _load(bundle, root, base_url, gold)
     index = LinkIndex.of([item.page for item in loaded])
     refs = [item.ref for item in loaded]
-    titles = title_scores([str(i.entry.get("title") or "") for i in loaded], refs)
+    titles = title_scores([_title(item) for item in loaded], refs)
     pages = []
     for item, ref, title in zip(loaded, refs, titles, strict=True):
         scores = score(ref, item.page.markdown, item.page, index)
@@ -97,6 +97,13 @@ def _load(bundle: Path, root: Path, base_url: str, gold: Gold) -> list[_Loaded]:
         page = BundlePage(page_url(str(entry["url"])), str(entry["file"]), markdown, ref.anchors)
         loaded.append(_Loaded(entry, ref, page))
     return loaded
+
+
+def _title(item: _Loaded) -> str:
+    """The page's title as the bundle gives it: the manifest's, else its first h1."""
+    if item.entry.get("title"):
+        return str(item.entry["title"])
+    return next((text for level, text in item.page.markdown.headings if level == 1), "")
 
 
 def title_scores(titles: list[str], refs: list[Reference]) -> list[Score]:
