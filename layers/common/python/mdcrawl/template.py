@@ -148,8 +148,8 @@ def _walk(
         index = len(nodes)
         tag = element.tag
         if tag in _UNITS:
-            text = _text(element.text_content())
-            nodes.append(_Node(element, path, key, parent, in_link, (text,) if text else ()))
+            code = _text(element.text_content())
+            nodes.append(_Node(element, path, key, parent, in_link, (code,) if code else ()))
             continue
         kids = list(element)
         parts = [_text(element.text), *(_text(k.tail) for k in kids)]
@@ -309,8 +309,10 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
     while index < len(nodes):
         node = nodes[index]
         placed = node.path in template.paths and _page_toc(node)
-        if placed or _solid(node) or _link_bar(node):
-            found[index] = placed
+        solid = _solid(node)
+        if placed or solid or _link_bar(node):
+            # A page TOC, or a menu every page repeats, goes wherever it stands.
+            found[index] = placed or solid and _link_container(node)
             index = node.end  # its subtree is chrome with it
         else:
             index += 1
