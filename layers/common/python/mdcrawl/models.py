@@ -59,6 +59,7 @@ class CrawlOptions:
     max_redirects: int = 10
     timeout_s: float = 20.0
     retries: int = 3
+    max_tokens: int | None = None  # also write docs-001.md… parts of at most this many tokens
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}

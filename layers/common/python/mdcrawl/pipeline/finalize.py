@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from ..agent_outputs import agent_output_names, write_agent_outputs
 from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
@@ -58,8 +59,13 @@ def finalize(
         return DONE
     records = without_duplicates(deps.pages.list(job_id))
     result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
+    write_agent_outputs(
+        job, records, lambda key: _read_markdown(deps.blobs, key), open_output,
+        job.options.max_tokens,
+    )
     locate = output_key or (lambda name: job_key(job_id, name))
-    keys = {kind: locate(name) for kind, name in OUTPUT_NAMES.items()}
+    names = {**OUTPUT_NAMES, **agent_output_names(job.options.max_tokens)}
+    keys = {kind: locate(name) for kind, name in names.items()}
     now = deps.clock.now()
     if deps.jobs.transition(
         job_id,
