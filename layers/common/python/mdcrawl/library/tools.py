@@ -51,11 +51,13 @@ class _Progress:
 
 
 class DocsTools:
-    """The library in ``root`` (the cache folder) and crawls into it."""
+    """The library in ``root`` (the cache folder) and crawls into it. ``check_url`` (serve's
+    host allow-list) vets every start URL before a crawl."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, check_url: Callable[[str], None] | None = None) -> None:
         self.root = root
         self.library = Library(root)
+        self._check_url = check_url  # serve's host allow-list; raises InvalidInput
 
     def crawl(self, request: CrawlRequest, progress: Callable[[Job], None]) -> dict[str, object]:
         options = CrawlOptions(
@@ -65,6 +67,8 @@ class DocsTools:
         )
         if options.max_pages < 1:
             raise InvalidInput("max_pages must be at least 1")
+        if self._check_url is not None:
+            self._check_url(request.url)
         out_dir = self.root / OUTPUTS_DIR / default_out_dir(request.url).name
         run = LocalRun(request.url, options, out_dir, self.root, request.label)
         result = run_crawl(run, _Progress(progress))
