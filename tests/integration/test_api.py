@@ -37,7 +37,7 @@ def test_crawl_returns_pages_with_markdown_tokens_and_status(tmp_path: Path) -> 
     assert "```\nimport widget\n```" in guide.markdown
     assert guide.tokens == estimate_tokens(guide.markdown) > 0
     gone = by_url[server.url("/docs/gone.html")]
-    assert (gone.status, gone.reason, gone.markdown) == ("failed", "http_error", "")
+    assert (gone.status, gone.reason, gone.markdown) == ("failed", "http_404", "")
     assert len(result.ok) == 3 and result.tokens == sum(p.tokens for p in result.ok)
     assert result.version == "v1" and result.site and result.site.endswith("/docs/")
     assert (result.out_dir / "docs-001.md").is_file() and (
