@@ -303,7 +303,8 @@ def test_a_completed_job_links_every_result_format(api: Api) -> None:
     result = api.call("GET", f"/jobs/{job_id}").json()["links"]["result"]
 
     assert result == {
-        f: f"/jobs/{job_id}/result?format={f}" for f in ("markdown", "llms", "manifest", "pages")
+        f: f"/jobs/{job_id}/result?format={f}"
+        for f in ("markdown", "llms", "manifest", "pages", "llms_full", "chunks")
     }
 
 

@@ -40,7 +40,8 @@ def write_agent_outputs(
     name = site_name(ordered, job.url)
     written = [LLMS_FULL, CHUNKS]
     with open_output(LLMS_FULL) as full, open_output(CHUNKS) as chunks:
-        full.write(f"# {name}\n\nSource: {job.url}\n\n".encode())
+        # not a "Source:" line: that marks where each page starts (mdcrawl pull reads it)
+        full.write(f"# {name}\n\n> {len(ordered)} pages crawled from {job.url}\n\n".encode())
         for page in _pages(ordered, read_markdown):
             full.write(framed(page.markdown, page.url).encode("utf-8"))
             for chunk in chunk_page(page.markdown, page.url, page.title):
@@ -62,12 +63,15 @@ def agent_output_names(max_tokens: int | None) -> dict[str, str]:
 
 
 def page_markdown(record: PageRecord, markdown: str) -> str:
-    """The page's markdown starting with its own h1 (the title is added if it has none)."""
-    markdown = markdown.lstrip("\r\n")
+    """The page's markdown starting with its own h1 (the title is added if it has none),
+    as llms-full.txt holds it: title line, blank line, body, one final newline."""
+    markdown = markdown.strip("\r\n")
     first = headings(markdown.split("\n", 1)[0])
-    if first and first[0][0] == 1:
-        return markdown
-    return f"# {record.title or record.url}\n\n{markdown}"
+    if not (first and first[0][0] == 1):
+        markdown = f"# {record.title or record.url}\n\n{markdown}"
+    title, _, body = markdown.partition("\n")
+    body = body.strip("\n")
+    return f"{title}\n\n{body}\n" if body else f"{title}\n"
 
 
 def _pages(

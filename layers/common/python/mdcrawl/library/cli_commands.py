@@ -11,8 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+
+from ..errors import MdcrawlError
 from ..runtime.local import cache_root
 from .changes import changes_md
+from .pull import pull
 from .store import Library, Snapshot
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
@@ -36,6 +40,16 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     diff.add_argument("--patch", action="store_true", help="a unified diff per changed page")
     _common(diff)
     diff.set_defaults(handler=diff_command)
+
+    pull = commands.add_parser(
+        "pull", help="bring a finished hosted job (AWS or serve) into the local library"
+    )
+    pull.add_argument("job_id", metavar="JOB_ID")
+    pull.add_argument("--api", required=True, metavar="URL", help="the API's base URL")
+    pull.add_argument("--api-key", required=True, metavar="KEY")
+    pull.add_argument("--label", metavar="NAME", help="the version's name in the library")
+    _common(pull)
+    pull.set_defaults(handler=pull_command)
 
     mcp = commands.add_parser(
         "mcp", help="serve the library to coding agents: an MCP server on stdio"
@@ -101,6 +115,19 @@ def diff_command(args: argparse.Namespace) -> int:
         print(changes_md(changes))
     if args.patch:
         print(library.patch(changes))
+    return EXIT_OK
+
+
+def pull_command(args: argparse.Namespace) -> int:
+    try:
+        recorded = pull(args.job_id, args.api, args.api_key, _library(args), args.label)
+    except (MdcrawlError, httpx.HTTPError) as exc:
+        print(f"mdcrawl: pull failed: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    s = recorded.snapshot
+    print(f"{s.site} {s.version}: {s.pages} pages, ~{s.tokens:,} tokens in the library")
+    if recorded.changes.previous is not None:
+        print(f"{recorded.changes.count} changed since {recorded.changes.previous}")
     return EXIT_OK
 
 

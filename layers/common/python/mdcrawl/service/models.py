@@ -19,7 +19,14 @@ MAX_URL_LENGTH = 2048
 MAX_GLOBS = 50
 MAX_GLOB_LENGTH = 500
 ResultFormat = Literal["markdown", "llms", "manifest", "pages"]
-RESULT_FORMATS: tuple[str, ...] = ("markdown", "llms", "manifest", "pages")
+RESULT_FORMATS: tuple[str, ...] = (
+    "markdown",
+    "llms",
+    "manifest",
+    "pages",
+    "llms_full",
+    "chunks",
+)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ RESULT_FILES: dict[str, ResultFile] = {
     "llms": ResultFile("llms.txt", "text/plain; charset=utf-8"),
     "manifest": ResultFile("manifest.jsonl", "application/x-ndjson"),
     "pages": ResultFile(PAGES_ZIP, "application/zip"),
+    # written by agent_outputs.py beside docs.md: the full text, and the search chunks
+    "llms_full": ResultFile("llms-full.txt", "text/plain; charset=utf-8"),
+    "chunks": ResultFile("chunks.jsonl", "application/x-ndjson"),
 }
 
 
