@@ -9,7 +9,7 @@ from mdcrawl import crawl
 from mdcrawl.errors import InvalidInput
 from mdcrawl.tokens import estimate_tokens
 
-from tests.support.demo import write_site
+from tests.support.demo import read_manifest, write_site
 from tests.support.server import serve_directory
 
 LINKS = '<a href="guide.html">Guide</a> <a href="api.html">API</a> <a href="gone.html">Gone</a>'
@@ -48,3 +48,40 @@ def test_crawl_returns_pages_with_markdown_tokens_and_status(tmp_path: Path) -> 
 def test_unknown_options_are_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="max_page"):
         crawl("http://127.0.0.1:9/", cache_dir=tmp_path, max_page=3)
+
+
+def test_prefer_native_uses_markdown_twins_and_the_manifest_says_so(tmp_path: Path) -> None:
+    write_site(
+        tmp_path / "site",
+        {
+            "/docs/index.html": LINKS,
+            "/docs/guide.html": GUIDE,
+            "/docs/api.html": "<p>The API.</p>",
+            "/docs/index.md": "# Widgets\n\n<!-- build: 42 -->\nRead the [guide](guide.md).\n",
+            "/docs/guide.md": "# Guide\n\nThe author's own text, see [the API](api.md#top).\n",
+        },
+    )
+    with serve_directory(tmp_path / "site") as server:
+        result = crawl(
+            server.url("/docs/"),
+            out_dir=tmp_path / "out",
+            cache_dir=tmp_path / "cache",
+            prefer_native=True,
+        )
+        plain = crawl(
+            server.url("/docs/"), out_dir=tmp_path / "plain", cache_dir=tmp_path / "cache"
+        )
+    manifest = {m["url"]: m["native"] for m in read_manifest(tmp_path / "out")}
+    assert manifest[server.url("/docs/")] == manifest[server.url("/docs/guide.html")] == "md_twin"
+    assert manifest[server.url("/docs/api.html")] is None  # no twin: converted as usual
+    guide = next(p for p in result.ok if p.url.endswith("guide.html"))
+    assert (
+        guide.markdown
+        == f"# Guide\n\nThe author's own text, see [the API]({server.url('/docs/api.html')}#top).\n"
+    )
+    docs = (tmp_path / "out" / "docs.md").read_text()
+    assert "build: 42" not in docs and "Read the [guide](#guide)" in docs
+    assert all(m["native"] is None for m in read_manifest(tmp_path / "plain"))
+    assert (
+        "pip install widget" in next(p for p in plain.ok if p.url.endswith("guide.html")).markdown
+    )

@@ -323,7 +323,11 @@ def _write_manifest(
     with open_output(MANIFEST) as stream:
         for page in (*placed, *others):
             index, file = position.get(id(page), (None, None))
-            entry = {**_manifest_line(page, file, index), "tokens": tokens.get(id(page), 0)}
+            entry = {
+                **_manifest_line(page, file, index),
+                "tokens": tokens.get(id(page), 0),
+                "native": page.native,
+            }
             line = json.dumps(entry, ensure_ascii=False)
             stream.write(f"{line}\n".encode())
 

@@ -177,6 +177,12 @@ def _add_library_options(crawl: argparse.ArgumentParser) -> None:
         metavar="N",
         help="also write docs-001.md... parts of at most N tokens (estimated: chars / 4)",
     )
+    crawl.add_argument(
+        "--prefer-native",
+        action="store_true",
+        help="use a page's own markdown twin (page.md beside page.html) when the site has "
+        "them (probed on the start page; one more request per page)",
+    )
 
 
 def options_from(args: argparse.Namespace) -> CrawlOptions:
@@ -191,6 +197,7 @@ def options_from(args: argparse.Namespace) -> CrawlOptions:
         use_cache=not args.no_cache,
         respect_robots=not args.ignore_robots,
         max_tokens=int(args.max_tokens) if args.max_tokens else None,
+        prefer_native=bool(args.prefer_native),
     )
 
 

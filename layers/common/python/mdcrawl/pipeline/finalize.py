@@ -17,6 +17,7 @@ from ..agent_outputs import agent_output_names, write_agent_outputs
 from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
+from ..native import with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from .jobs import get_job
 
@@ -58,6 +59,8 @@ def finalize(
         _cancelled(job_id, deps)
         return DONE
     records = without_duplicates(deps.pages.list(job_id))
+    if job.options.prefer_native:
+        records = with_native_twins(records, deps.blobs)
     result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
     write_agent_outputs(
         job, records, lambda key: _read_markdown(deps.blobs, key), open_output,

@@ -28,6 +28,7 @@ from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, record_crawl
 from ..models import CrawlOptions, EventType, Job, JobStatus
+from ..native import fetch_twins, with_native_twins
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
@@ -104,6 +105,8 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
         job = asyncio.run(_crawl(job, stores, root, reporter))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
+        if job.options.prefer_native:
+            asyncio.run(_fetch_twins(job, stores))
         _finish(job, stores, out_dir)
         final = get_job(job.job_id, stores.jobs)
         recorded = _record(root, final, stores, out_dir, run.label)
@@ -195,6 +198,13 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     )
 
 
+async def _fetch_twins(job: Job, stores: LocalStores) -> None:
+    """--prefer-native: the markdown twins of the converted pages (native.py)."""
+    scope = scope_for(job.url, job.options.include, job.options.exclude)
+    async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        await fetch_twins(job, stores.pages.list(job.job_id), fetcher, stores.blobs)
+
+
 def _record(
     root: Path, job: Job, stores: LocalStores, out_dir: Path, label: str | None
 ) -> Recorded | None:
@@ -202,6 +212,8 @@ def _record(
     if job.status is not JobStatus.COMPLETED:
         return None
     pages = stores.pages.list(job.job_id)
+    if job.options.prefer_native:
+        pages = with_native_twins(pages, stores.blobs)
     read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
     return record_crawl(Library(root), job, pages, read, out_dir, label)
 
