@@ -9,6 +9,7 @@ from mdcrawl.library import Library, LibraryPage, Snapshot, changes_md
 from mdcrawl.library.query import fts_query
 from mdcrawl.library.record import site_of
 from mdcrawl.library.sections import section_of
+from mdcrawl.urls import in_scope, scope_for
 from mdcrawl.versions import version_info, version_label
 
 ROOT = "https://docs.example.org/en/latest/"
@@ -126,3 +127,12 @@ def test_fts_query_quotes_words_and_drops_filler() -> None:
     assert fts_query("How do I set a timeout?") == '"set" OR "timeout"'
     assert fts_query('x AND "y') == '"and"'
     assert fts_query("???") == ""
+
+
+def test_sibling_versions_and_locales_stay_out_of_a_versioned_crawl() -> None:
+    scope = scope_for("https://h.org/en/latest/index.html")
+    assert in_scope("https://h.org/en/latest/api/fs.html", scope)
+    assert not in_scope("https://h.org/en/stable/api/fs.html", scope)
+    assert not in_scope("https://h.org/fr/latest/api/fs.html", scope)
+    widened = scope_for("https://h.org/en/latest/", include=["/**"])  # globs only narrow
+    assert not in_scope("https://h.org/en/3.2/index.html", widened)
