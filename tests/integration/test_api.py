@@ -59,6 +59,7 @@ def test_prefer_native_uses_markdown_twins_and_the_manifest_says_so(tmp_path: Pa
             "/docs/api.html": "<p>The API.</p>",
             "/docs/index.md": "# Widgets\n\n<!-- build: 42 -->\nRead the [guide](guide.md).\n",
             "/docs/guide.md": "# Guide\n\nThe author's own text, see [the API](api.md#top).\n",
+            "/docs/llms.txt": "# Widgets\n\n> The widget docs.\n",
         },
     )
     with serve_directory(tmp_path / "site") as server:
@@ -74,6 +75,8 @@ def test_prefer_native_uses_markdown_twins_and_the_manifest_says_so(tmp_path: Pa
     manifest = {m["url"]: m["native"] for m in read_manifest(tmp_path / "out")}
     assert manifest[server.url("/docs/")] == manifest[server.url("/docs/guide.html")] == "md_twin"
     assert manifest[server.url("/docs/api.html")] is None  # no twin: converted as usual
+    assert manifest[server.url("/docs/llms.txt")] == "llms.txt"  # the site publishes one
+    assert server.url("/docs/llms-full.txt") not in manifest
     guide = next(p for p in result.ok if p.url.endswith("guide.html"))
     assert (
         guide.markdown

@@ -11,11 +11,16 @@ twin (sites publish them for all pages or none; Node.js's API docs have 64 of 65
 - ``fetch_twins``: the local runtime's pass after the pages are converted; the twins go
   to blobs ``jobs/{id}/native/{url_hash}.md``.
 - ``with_native_twins``: finalize swaps a page's markdown for its twin when one is stored.
+- ``probe_site_files`` / ``site_file_records``: whether the scope folder publishes
+  ``llms.txt`` / ``llms-full.txt`` (two more requests, also only with ``prefer_native``);
+  finalize lists each one found in the manifest (status ``skipped``, reason
+  ``native_source``, ``native`` its name).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -28,9 +33,12 @@ from .models import FetchResult, Job, PageRecord, PageStatus
 from .names import job_key
 from .ports import BlobStore
 from .rewrite import rewrite_links, segments
+from .urls import scope_for, url_hash
 
 log = logging.getLogger(__name__)
 MD_TWIN = "md_twin"
+SITE_FILES = ("llms.txt", "llms-full.txt")
+NATIVE_SOURCE = "native_source"
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BLANKS = re.compile(r"\n{3,}")
@@ -163,3 +171,42 @@ def with_native_twins(records: Sequence[PageRecord], blobs: BlobStore) -> list[P
             record = replace(record, markdown_key=key, native=MD_TWIN)
         out.append(record)
     return out
+
+
+def site_files_key(job_id: str) -> str:
+    return job_key(job_id, "native/site.json")
+
+
+async def probe_site_files(job: Job, fetcher: TextFetcher, blobs: BlobStore) -> list[str]:
+    """The URLs of the site files of ``SITE_FILES`` that the scope folder publishes;
+    remembered in a blob for finalize."""
+    folder = scope_for(job.url).path_prefix
+    base = urlunsplit((*urlsplit(job.url)[:2], folder, "", ""))
+    found = []
+    for name in SITE_FILES:
+        try:
+            result = await fetcher.fetch_text(base + name)
+        except FetchError:
+            continue
+        if looks_like_markdown(result):
+            found.append(base + name)
+    blobs.put(site_files_key(job.job_id), json.dumps(found).encode(), "application/json")
+    return found
+
+
+def site_file_records(job_id: str, blobs: BlobStore) -> list[PageRecord]:
+    """A manifest line for each site file ``probe_site_files`` found."""
+    data = blobs.get(site_files_key(job_id))
+    urls = json.loads(data) if data else []
+    return [
+        PageRecord(
+            job_id,
+            url,
+            url_hash(url),
+            PageStatus.SKIPPED,
+            order=10**9 + i,
+            reason=NATIVE_SOURCE,
+            native=url.rsplit("/", 1)[-1],
+        )
+        for i, url in enumerate(urls)
+    ]

@@ -17,7 +17,7 @@ from ..agent_outputs import agent_output_names, write_agent_outputs
 from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
-from ..native import with_native_twins
+from ..native import site_file_records, with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from .jobs import get_job
 
@@ -61,6 +61,7 @@ def finalize(
     records = without_duplicates(deps.pages.list(job_id))
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
+    records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
     write_agent_outputs(
         job, records, lambda key: _read_markdown(deps.blobs, key), open_output,

@@ -28,7 +28,7 @@ from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, record_crawl
 from ..models import CrawlOptions, EventType, Job, JobStatus
-from ..native import fetch_twins, with_native_twins
+from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
@@ -106,7 +106,7 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
         if job.options.prefer_native:
-            asyncio.run(_fetch_twins(job, stores))
+            asyncio.run(_native_sources(job, stores))
         _finish(job, stores, out_dir)
         final = get_job(job.job_id, stores.jobs)
         recorded = _record(root, final, stores, out_dir, run.label)
@@ -198,10 +198,13 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     )
 
 
-async def _fetch_twins(job: Job, stores: LocalStores) -> None:
-    """--prefer-native: the markdown twins of the converted pages (native.py)."""
+async def _native_sources(job: Job, stores: LocalStores) -> None:
+    """--prefer-native: the site's own markdown (native.py): whether it publishes
+    llms.txt / llms-full.txt, and the twins of the converted pages. Only when asked: a
+    probe is a GET without validators, which a cached re-crawl must not make."""
     scope = scope_for(job.url, job.options.include, job.options.exclude)
     async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        await probe_site_files(job, fetcher, stores.blobs)
         await fetch_twins(job, stores.pages.list(job.job_id), fetcher, stores.blobs)
 
 
