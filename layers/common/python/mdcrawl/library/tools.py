@@ -61,7 +61,7 @@ class DocsTools:
 
     def crawl(self, request: CrawlRequest, progress: Callable[[Job], None]) -> dict[str, object]:
         options = CrawlOptions(
-            max_pages=request.max_pages or CrawlOptions.max_pages,
+            max_pages=CrawlOptions.max_pages if request.max_pages is None else request.max_pages,
             include=tuple(request.include),
             exclude=tuple(request.exclude),
         )
