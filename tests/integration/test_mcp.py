@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -78,3 +79,36 @@ async def test_stdio_server_crawls_searches_and_reads(tmp_path: Path) -> None:
             bad = await client.call_tool("crawl_docs", {"url": "ftp://example.org/"})
             assert bad.is_error
             assert _data(await client.call_tool("list_docs", {}))  # still serving
+
+
+async def test_a_running_crawl_can_be_watched_and_cancelled(tmp_path: Path) -> None:
+    site = require_site("requests")
+    command = [sys.executable, "-m", "mdcrawl.cli", "mcp", "--cache-dir", str(tmp_path)]
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    started = anyio.Event()
+    job_ids: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        if message and not job_ids:
+            job_ids.append(message.split(":", 1)[0])
+            started.set()
+
+    with serve_directory(site.root, latency=0.2) as server:
+        async with Client(params) as client, anyio.create_task_group() as tasks:
+            results: list[Any] = []
+
+            async def crawl() -> None:
+                arguments = {"url": server.url(site.start)}
+                results.append(
+                    await client.call_tool("crawl_docs", arguments, progress_callback=on_progress)
+                )
+
+            tasks.start_soon(crawl)
+            with anyio.fail_after(60):
+                await started.wait()
+            running = _data(await client.call_tool("get_job", {"job_id": job_ids[0]}))
+            assert running["status"] == "running"
+            cancelled = _data(await client.call_tool("cancel_job", {"job_id": job_ids[0]}))
+            assert cancelled["cancel_requested"] is True
+    [result] = results
+    assert result.is_error and "cancelled" in result.content[0].text
