@@ -1,6 +1,7 @@
 """Native markdown twins: a site that publishes each page's markdown source beside it
-(``page.md`` next to ``page.html``, or ``page.html.md`` as the llms.txt proposal has it)
-gives a faithful text without any conversion. With ``prefer_native`` the crawl fetches
+(``page.md`` next to ``page.html``, or ``page.html.md`` as the llms.txt proposal has it),
+or answers the page's own URL with markdown when asked ``Accept: text/markdown``, gives a
+faithful text without any conversion. With ``prefer_native`` the crawl fetches
 the twin of every converted page and the outputs use it; the manifest says
 ``"native": "md_twin"`` for those pages.
 
@@ -38,6 +39,7 @@ from .urls import scope_for, url_hash
 log = logging.getLogger(__name__)
 MD_TWIN = "md_twin"
 SITE_FILES = ("llms.txt", "llms-full.txt")
+NEGOTIATED = "text/markdown, text/x-markdown;q=0.9"  # Accept: for content negotiation
 NATIVE_SOURCE = "native_source"
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -47,7 +49,7 @@ _PARALLEL = 8
 
 
 class TextFetcher(Protocol):
-    async def fetch_text(self, url: str) -> FetchResult: ...
+    async def fetch_text(self, url: str, accept: str | None = None) -> FetchResult: ...
 
 
 def twin_key(job_id: str, url_hash: str) -> str:
@@ -68,12 +70,15 @@ def twin_candidates(url: str) -> list[str]:
     return [urlunsplit((parts.scheme, parts.netloc, p, "", "")) for p in paths]
 
 
-def looks_like_markdown(result: FetchResult) -> bool:
+def looks_like_markdown(result: FetchResult, negotiated: bool = False) -> bool:
     """A 200 with a markdown or plain text type (or a .md URL) that is not an HTML page
-    (a soft 404 answers HTML with status 200)."""
+    (a soft 404 answers HTML with status 200). For the page's own URL asked for with
+    ``Accept: text/markdown``, only a markdown type counts."""
     if result.status != 200 or not result.body.strip():
         return False
     kind = result.content_type
+    if negotiated and kind not in ("text/markdown", "text/x-markdown"):
+        return False
     if kind not in MARKDOWN_TYPES and not (
         kind in ("", "application/octet-stream") and result.final_url.endswith(".md")
     ):
@@ -144,13 +149,15 @@ async def fetch_twins(
 async def _store_twin(
     job: Job, record: PageRecord, fetcher: TextFetcher, blobs: BlobStore, pages: set[str]
 ) -> bool:
-    for candidate in twin_candidates(record.url):
+    tries = [(url, None) for url in twin_candidates(record.url)]
+    tries.append((record.url, NEGOTIATED))  # the page itself, asked for as markdown
+    for candidate, accept in tries:
         try:
-            result = await fetcher.fetch_text(candidate)
+            result = await fetcher.fetch_text(candidate, accept)
         except FetchError as exc:  # 404, out of scope, robots...: no twin there
             log.debug("no twin at %s: %s", candidate, exc)
             continue
-        if looks_like_markdown(result):
+        if looks_like_markdown(result, negotiated=accept is not None):
             text = result.body.decode(result.encoding or "utf-8", errors="replace")
             cleaned = clean_twin(text, result.final_url, pages)
             blobs.put(
