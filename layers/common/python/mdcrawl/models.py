@@ -59,6 +59,8 @@ class CrawlOptions:
     max_redirects: int = 10
     timeout_s: float = 20.0
     retries: int = 3
+    max_tokens: int | None = None  # also write docs-001.md… parts of at most this many tokens
+    prefer_native: bool = False  # use a page's markdown twin (page.md) when the site has one
     # Off: no per-generator rule from selectors.py; the site's learned template and the
     # generic cascade alone find every page's content.
     generator_rules: bool = True
@@ -229,6 +231,7 @@ class PageRecord:
     description: str = ""
     sitemap_rank: int | None = None
     content_hash: str | None = None
+    native: str | None = None  # "md_twin": the markdown is the site's own twin (native.py)
     encoding: str | None = None  # the response's charset: finalize may convert again
     template: str = ""  # id of the site template the markdown was converted with
 
