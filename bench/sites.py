@@ -4,10 +4,9 @@
 
 Every ``*.html`` under each tree (sorted, at most ``--limit``) is converted; the template
 is learned from the first ``template.SAMPLE_SIZE`` of them, as a crawl learns it from its
-first pages in discovery order. Printed per site, as means over pages:
+first pages in discovery order. Printed per site, as means over pages (fidelity itself:
+``python -m mdcrawl.fidelity``, which crawls and scores against gold files):
 
-- ``fidelity``: today's ``mdcrawl.fidelity`` word/code/heading shares (its region falls
-  back to <body> on generators it has no selector for, so there chrome counts as content);
 - ``repeated``: the share of output lines (not blank, not fences) that also appear on at
   least 40 % of the site's pages: chrome that leaked (a site's real content rarely repeats);
 - ``lines`` and ``words`` per page, and which extractor picked the region.
@@ -24,7 +23,6 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from mdcrawl.convert import convert_html
-from mdcrawl.fidelity import score_page
 
 REPEAT_SHARE = 0.4
 
@@ -63,7 +61,7 @@ def measure(root: Path, args: argparse.Namespace) -> None:
 
         sample = [(body, None) for _, body in todo[:SAMPLE_SIZE]]
         template = learn_template(sample, not args.no_rules)
-    outputs, extractors, scores = [], Counter(), []
+    outputs, extractors = [], Counter()
     for url, body in todo:
         if args.baseline:  # today's converter, as it was before templates
             page = convert_html(body, url)
@@ -71,21 +69,15 @@ def measure(root: Path, args: argparse.Namespace) -> None:
             page = convert_html(body, url, template=template, generator_rules=not args.no_rules)
         outputs.append(page.markdown)
         extractors[page.extractor.split(":")[0]] += 1
-        scores.append(score_page(body, url, page.markdown))
         if args.out:
             name = url.rsplit("/", 1)[-1].replace(".html", ".md")
             folder = args.out / root.name
             folder.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(page.markdown)
-    means = {
-        k: statistics.mean(getattr(s, k) for s in scores)
-        for k in ("words", "code_verbatim", "headings", "table_cells", "nav_leak")
-    }
     lines = statistics.mean(len(md.splitlines()) for md in outputs)
     words = statistics.mean(len(md.split()) for md in outputs)
     print(
         f"{root}: {len(todo)} pages, template {template.id if template else '-'}\n"
-        f"  fidelity " + " ".join(f"{k} {v:.3f}" for k, v in means.items()) + "\n"
         f"  repeated {repeated_share(outputs):.3f}  lines/page {lines:.0f}  "
         f"words/page {words:.0f}  extractors {dict(extractors)}"
     )

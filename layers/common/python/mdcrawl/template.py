@@ -43,6 +43,7 @@ LINK_DENSE = 0.5  # link text share of a link container
 BAR_LABELS = 0.8  # a link bar's text outside its links is this much template text
 MIN_LINKS = 2
 LIST_LINKS = 3  # a menu on a page alone
+MENU_LINKS = 5  # a menu every page repeats (an index entry's two module links are not one)
 TOC_FRAGMENTS = 0.8  # share of a page TOC's links that point into the page
 REGION_SHARE = 0.97  # the region holds this share of the page's non-chrome text
 RULED_SHARE = 0.9  # rules on and this share of the sample has a generator rule: no template
@@ -116,6 +117,7 @@ class _Node:
     headings: int = 0  # headings and code blocks in its subtree: a bar has none
     template: int = 0  # characters of template text in its subtree
     label_template: int = 0  # of those, outside links (a link bar's fixed labels)
+    label_words: int = 0  # of those, words ("Next:", not only ", " between links)
 
 
 def _signature(element: HtmlElement, ids: frozenset[str]) -> str:
@@ -168,8 +170,9 @@ def _walk(
     if text is not None:
         for node in nodes:
             if node.parts:
-                node.template = _template_chars(node, text)
+                node.template, words = _template_chars(node, text)
                 node.label_template = 0 if node.in_link else node.template
+                node.label_words = 0 if node.in_link else words
     _sum_subtrees(nodes)
     return nodes
 
@@ -196,6 +199,7 @@ def _sum_subtrees(nodes: list[_Node]) -> None:
             parent.headings += node.headings
             parent.template += node.template
             parent.label_template += node.label_template
+            parent.label_words += node.label_words
             parent.end = max(parent.end, node.end)
 
 
@@ -289,16 +293,18 @@ def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | N
     return region.element
 
 
-def _template_chars(node: _Node, text: frozenset[str]) -> int:
-    """How much of the node's own text is template text (punctuation counts as such)."""
-    found = 0
+def _template_chars(node: _Node, text: frozenset[str]) -> tuple[int, int]:
+    """How much of the node's own text is template text (punctuation counts as such),
+    and how much of that is words."""
+    found = words = 0
     for part in node.parts:
         if len(part) > MAX_PIECE:
             continue  # a paragraph: no template repeats one
         fingerprint = _fingerprint(node, part)
         if fingerprint is None or fingerprint in text:
             found += len(part)
-    return found
+            words += len(part) if fingerprint else 0
+    return found, words
 
 
 def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
@@ -312,7 +318,7 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
         solid = _solid(node)
         if placed or solid or _link_bar(node):
             # A page TOC, or a menu every page repeats, goes wherever it stands.
-            found[index] = placed or solid and _link_container(node)
+            found[index] = placed or solid and _link_container(node) and node.anchors >= MENU_LINKS
             index = node.end  # its subtree is chrome with it
         else:
             index += 1
@@ -330,7 +336,7 @@ def _link_bar(node: _Node) -> bool:
         node.element.tag not in _INLINE
         and node.anchors >= MIN_LINKS
         and not node.headings
-        and labels > 0
+        and node.label_words > 0  # links between commas alone: an index entry's modules
         and node.label_template >= BAR_LABELS * labels
     )
 
