@@ -22,12 +22,12 @@ import hashlib
 import posixpath
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from urllib.parse import SplitResult, unquote, unquote_plus, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
 
 from .errors import InvalidInput
+from .globs import glob_matches
 from .models import Scope
 
 MAX_URL_LENGTH = 2048
@@ -251,28 +251,4 @@ def is_non_page(path: str) -> bool:
 
 
 def _glob_matches(pattern: str, path: str) -> bool:
-    regex = _glob_regex(pattern)
-    return bool(regex.fullmatch(path) or regex.fullmatch(unquote(path)))
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
+    return glob_matches(pattern, path) or glob_matches(pattern, unquote(path))
