@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from ..adapters.local import LocalStores, open_local_stores
 from ..fetch import HttpxFetcher
 from ..models import CrawlOptions, EventType, Job
+from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
@@ -54,6 +55,7 @@ class LocalRun:
     options: CrawlOptions
     out_dir: Path | None = None
     cache_dir: Path | None = None
+    auth: tuple[str, str] | None = None  # from the URL's user:password@, kept out of the job
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
     root.mkdir(parents=True, exist_ok=True)
     with open_local_stores(root) as stores:
         job, resumed = _find_or_create(url, run.options, out_dir, stores)
-        job = asyncio.run(_crawl(job, stores, root, reporter))
+        fetching = FetchSetup(start_guard(url), run.auth)
+        job = asyncio.run(_crawl(job, stores, root, reporter, fetching))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
         _finish(job, stores, out_dir)
@@ -121,7 +124,18 @@ def _job_deps(stores: LocalStores) -> JobDeps:
     return JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock)
 
 
-async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) -> Job:
+@dataclass(frozen=True)
+class FetchSetup:
+    """How this run's fetcher reaches the site: the address guard (``start_guard``: a
+    public start stays on public addresses) and the start URL's credentials."""
+
+    guard: AddressGuard | None = None
+    auth: tuple[str, str] | None = None
+
+
+async def _crawl(
+    job: Job, stores: LocalStores, root: Path, reporter: Reporter, fetching: FetchSetup
+) -> Job:
     watcher = asyncio.ensure_future(_report(job.job_id, stores, reporter))
     pool: ProcessPoolExecutor | None = None
 
@@ -135,7 +149,9 @@ async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) 
 
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
-        async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        async with HttpxFetcher(
+            job.options, scope=scope, guard=fetching.guard, auth=fetching.auth
+        ) as fetcher:
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
                 workers,

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from ..runtime.local import cache_root
 
 if TYPE_CHECKING:
@@ -64,8 +65,10 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="append",
         default=[],
         metavar="CIDR",
-        help="crawl only sites at these addresses (repeatable; e.g. 127.0.0.0/8); "
-        "default: any host, as `mdcrawl crawl`",
+        help="let crawls reach only these networks, given as addresses (repeatable; e.g. "
+        "127.0.0.1/32 for a docs server on this machine; 'public' adds the public "
+        "internet). Default: public addresses only; loopback, private, link-local and "
+        "metadata addresses are refused",
     )
     cmd.add_argument("--verbose", "-v", action="store_true", help="log warnings")
     cmd.set_defaults(handler=serve_command)
@@ -123,9 +126,14 @@ def _add_watch(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    from .hosts import serve_guard
     from .server import ServeConfig, new_api_key, serve  # uvicorn: only for this command
 
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR)
+    try:
+        serve_guard(args.allow_hosts)
+    except InvalidInput as exc:
+        return _error(f"--allow-hosts: {exc}", EXIT_USAGE)
     config = ServeConfig(
         host=args.host,
         port=args.port,
