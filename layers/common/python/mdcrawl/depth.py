@@ -12,6 +12,7 @@ element once: linear in the size of the page.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html.parser import HTMLParser
 
@@ -25,10 +26,27 @@ MAX_DEPTH = 120
 # of the page; a tree that deep was cut short, so the text is capped before parsing again.
 PARSER_DEPTH = 250  # a tree reaching this deep was (almost surely) cut short
 TEXT_DEPTH = 200
-_VOID = frozenset({
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-    "source", "track", "wbr",
-})
+LONG_BLANKS = 256
+_LONG_BLANKS = re.compile(rf"[\t ]{{{LONG_BLANKS},}}")
+_PREFORMATTED = frozenset({"pre", "textarea", "listing", "xmp", "plaintext"})
+_VOID = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    }
+)
 
 
 def parse_bounded(html: str) -> HtmlElement:
@@ -38,7 +56,34 @@ def parse_bounded(html: str) -> HtmlElement:
     if _reaches(root, PARSER_DEPTH):
         root = parse_html(cap_nesting(html))
     flatten_deep(root)
+    shorten_blank_runs(root)
     return root
+
+
+def shorten_blank_runs(root: HtmlElement) -> int:
+    """Replace each run of ``LONG_BLANKS`` or more spaces and tabs (outside preformatted
+    text) by one space; returns how many texts changed. The renderer collapses such runs
+    anyway, but its whitespace regex (``[\\t \\r\\n]*[\\r\\n]...``) takes quadratic
+    time on a run without a newline: 100,000 spaces held a worker for minutes."""
+    changed = 0
+    for element in root.iter():
+        for attribute in ("text", "tail"):
+            value = getattr(element, attribute)
+            if not value or len(value) < LONG_BLANKS or not _LONG_BLANKS.search(value):
+                continue
+            if _preformatted(element if attribute == "text" else element.getparent()):
+                continue
+            setattr(element, attribute, _LONG_BLANKS.sub(" ", value))
+            changed += 1
+    return changed
+
+
+def _preformatted(element: HtmlElement | None) -> bool:
+    while element is not None:
+        if element.tag in _PREFORMATTED:
+            return True
+        element = element.getparent()
+    return False
 
 
 def cap_nesting(html: str, max_depth: int = TEXT_DEPTH) -> str:
