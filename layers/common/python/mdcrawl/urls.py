@@ -22,6 +22,7 @@ import hashlib
 import posixpath
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from urllib.parse import SplitResult, unquote, unquote_plus, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string
@@ -255,8 +256,13 @@ def _extension(segment: str) -> str:
     return ext.lower() if dot else ""
 
 
+@lru_cache(maxsize=65_536)
 def in_scope(url: str, scope: Scope) -> bool:
-    """Whether ``url`` (normalised) is a page of this crawl: see ``scope_for``."""
+    """Whether ``url`` (normalised) is a page of this crawl: see ``scope_for``.
+
+    Memoised: the crawl step judges a page's links in a worker thread
+    (``pipeline.fetching``), so the orchestrator, on the event loop that also serves the
+    API in ``mdcrawl serve``, finds the answers ready instead of matching globs itself."""
     parts = _split(url)
     if parts is None or parts.scheme != scope.scheme or parts.netloc != scope.host:
         return False
