@@ -5,6 +5,7 @@ what they should not. 127.0.0.2 plays "another host": the tests assert what reac
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -161,8 +162,12 @@ def test_credentials_are_used_but_never_written(tmp_path: Path) -> None:
     with serve_hostile() as site:
         url = site.url("/").replace("http://", "http://reader:s3cret@")
         out = tmp_path / "out"
-        done, _ = _cli("crawl", url, "--out", str(out), "--cache-dir", str(tmp_path / "c"))
+        done, _ = _cli(
+            "crawl", url, "--out", str(out), "--cache-dir", str(tmp_path / "c"), "--max-depth", "0"
+        )
     assert done.returncode == 0, done.stderr
+    sent = base64.b64encode(b"reader:s3cret").decode()
+    assert site.site.authorizations and set(site.site.authorizations) == {f"Basic {sent}"}
     for path in out.rglob("*"):
         if path.is_file():
             assert "s3cret" not in path.read_text(), path

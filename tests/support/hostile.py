@@ -50,6 +50,7 @@ class HostileSite:
     robots: str | None = None
     robots_redirect: str | None = None  # a URL: /robots.txt answers 302 there
     requests: list[tuple[str, str]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # Authorization headers seen
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def log(self, path: str, client: str) -> None:
@@ -117,6 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
         site = self.server.site
         path = self.path.split("?", 1)[0]
         site.log(path, self.client_address[0])
+        if self.headers.get("Authorization"):
+            site.authorizations.append(self.headers["Authorization"])
         route = {
             "/robots.txt": self._robots,
             "/bomb.html": self._bomb,
