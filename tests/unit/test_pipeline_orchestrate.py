@@ -226,3 +226,27 @@ async def test_discovery_order_does_not_depend_on_which_fetch_finishes_first(
             await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST)
             orders.append([(i.order, i.url) for i in stores.frontier.items(job_id)])
     assert orders[0] == orders[1]
+
+
+class HangingInvoker(ScriptedInvoker):
+    """The start page answers; every other URL's crawl call never returns."""
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        if request.items[0].depth > 0:
+            await asyncio.Event().wait()
+        return await super().crawl(request)
+
+
+async def test_a_crawl_call_outliving_the_budget_is_cut_and_recorded(stores: LocalStores) -> None:
+    """No request outlives the budget, even one the fetcher does not bound: its URLs fail
+    with reason timeout (on main they held the job until they ended)."""
+    invoker = HangingInvoker({}, {BASE: (BASE + "a", BASE + "b")})
+    job_id, deps = run(stores, invoker, CrawlOptions(budget_s=0.3))
+    tuning = Tuning(tick_s=0.01, budget_grace_s=0.1)
+    outcome = await asyncio.wait_for(orchestrate(job_id, deps, float("inf"), tuning), 30)
+    assert outcome == "finalize"
+    reasons = {r.url: (r.status, r.reason) for r in stores.pages.list(job_id)}
+    assert reasons == {
+        BASE + "a": (PageStatus.FAILED, "timeout"),
+        BASE + "b": (PageStatus.FAILED, "timeout"),
+    }

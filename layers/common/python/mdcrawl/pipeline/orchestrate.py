@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..models import EventType, FrontierItem, Job, JobStatus, UrlState
 from ..ports import (
     Clock,
+    CrawlOutcome,
     CrawlRequest,
     CrawlResponse,
     EventLog,
@@ -59,6 +60,8 @@ class Tuning:
     in_flight_per_slot: int = 2  # URLs in flight per unit of concurrency
     tick_s: float = 0.25  # how often cancel, heartbeat and progress are looked at
     progress_every_s: float = 1.0
+    # A crawl call still running this long after the deadline is cut (see _cut_overdue).
+    budget_grace_s: float = 5.0
 
 
 async def orchestrate(
@@ -116,6 +119,8 @@ class _Engine:
         try:
             while True:
                 self._watch(stop_at)
+                if self.stop == "budget":
+                    self._cut_overdue()
                 if self.stop is None:
                     self._claim()
                 if not self.tasks:
@@ -179,6 +184,24 @@ class _Engine:
                 self.job_id, self.state.scope, options, tuple(chunk), self.state.job.deadline
             )
             self.tasks[asyncio.ensure_future(self.deps.invoker.crawl(request))] = tuple(chunk)
+
+    def _cut_overdue(self) -> None:
+        """The fetcher ends every request and wait at the deadline; a crawl call still
+        running ``budget_grace_s`` after it (a crawler without the deadline, a wait outside
+        the fetcher) is cancelled, and its URLs fail with reason ``timeout``: the budget
+        is kept, and each of them has its line in the manifest."""
+        deadline = self.state.job.deadline
+        if deadline is None or self.deps.clock.now() < deadline + self.tuning.budget_grace_s:
+            return
+        ports = self._ports()
+        for task, items in list(self.tasks.items()):
+            task.cancel()
+            del self.tasks[task]
+            for item in items:
+                detail = f"{item.url}: still running when the crawl's time budget ended"
+                cut = CrawlOutcome(item.url_hash, UrlState.FAILED, "timeout", detail=detail)
+                apply_outcome(self.state, item, cut, ports)
+        self._apply_in_order()
 
     def _drained(self) -> bool:
         now = self.deps.clock.now()
