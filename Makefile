@@ -57,6 +57,7 @@ lint: setup ## ruff
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
 	$(BIN)/python -m bench.crawl
+	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.coldstart
 
 synth: setup ## synthesize the CDK app into cdk.out
