@@ -60,6 +60,7 @@ class LocalRun:
     cache_dir: Path | None = None
     label: str | None = None  # the version's name in the library (default: detected)
     auth: tuple[str, str] | None = None  # from the URL's user:password@, kept out of the job
+    fence: AddressGuard | None = None  # serve's guard (MCP crawls): replaces start_guard
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
     root.mkdir(parents=True, exist_ok=True)
     with open_local_stores(root) as stores:
         job, resumed = _find_or_create(url, run.options, out_dir, stores)
-        fetching = FetchSetup(start_guard(url), run.auth)
+        fetching = FetchSetup(run.fence or start_guard(url), run.auth)
         job = asyncio.run(_crawl(job, stores, root, reporter, fetching))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)

@@ -42,12 +42,12 @@ class StartUrlCheck:
     address refusal the same one."""
 
     def __init__(self, guard: AddressGuard) -> None:
-        self._guard = guard
+        self.guard = guard  # also for the requests of crawls this check let in (MCP tools)
 
     def __call__(self, url: str) -> None:
         host_and_port(url)  # not http(s): says so
         refuse_credentials(url)
         try:
-            self._guard.check_url(url)
+            self.guard.check_url(url)
         except InvalidInput:
             raise UnsafeUrl(REFUSED) from None
