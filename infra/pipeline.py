@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 from mdcrawl.names import (
     CONNECTIONS_JOB_INDEX,
+    CRAWL_SPILL,
     FRONTIER_PENDING_INDEX,
     JOBS_OWNER_INDEX,
     TABLE_ENV,
@@ -259,9 +260,10 @@ class Pipeline(Construct):
         bucket_access(
             role["orchestrator"],
             b,
-            read=[jobs_prefix],
+            read=[jobs_prefix, BlobPrefix.CACHE_LINKS.value],
             write=[jobs_prefix],
-            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the manifest.",
+            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the "
+            "manifest; recovery reads cache entries (a long link list lives in S3).",
         )
         role["orchestrator"].add_to_principal_policy(
             iam.PolicyStatement(
@@ -273,12 +275,14 @@ class Pipeline(Construct):
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
         table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE))
+        cache_prefixes = [BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_LINKS.value]
         bucket_access(
             role["crawler"],
             b,
-            read=[BlobPrefix.CACHE_BODIES.value],
-            write=[BlobPrefix.CACHE_BODIES.value],
-            why="The crawler stores fetched bodies content-addressed.",
+            read=cache_prefixes,
+            write=[*cache_prefixes, f"{jobs_prefix}*/{CRAWL_SPILL}"],
+            why="The crawler stores fetched bodies and long link lists content-addressed, "
+            "and an answer over Lambda's 6 MB response limit under its job.",
         )
         # processor: page records, job counters, events; bodies in, markdown out.
         table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))

@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mdcrawl.adapters.aws.payloads import from_data, to_data
+from mdcrawl.adapters.aws.payloads import from_data
 from mdcrawl.models import UrlState
 from mdcrawl.ports import CrawlRequest
 from mdcrawl.runtime.aws import AwsRuntime, CrawlerPorts
@@ -29,7 +29,7 @@ def handle(event: dict[str, Any], ports: CrawlerPorts) -> dict[str, Any]:
             metrics.add_metric(
                 name=f"Urls{state.value.capitalize()}", unit=MetricUnit.Count, value=count
             )
-    return to_data(response)  # type: ignore[no-any-return]
+    return ports.answer(response)
 
 
 @logger.inject_lambda_context

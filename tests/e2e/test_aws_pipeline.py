@@ -15,9 +15,10 @@ import pytest
 from mdcrawl.models import JobStatus
 
 from tests.e2e.conftest import Subscriber
+from tests.support.iam import check_calls, role_statements, with_prefix_condition
 from tests.support.presigned import fetch_presigned
 from tests.support.server import RunningServer
-from tests.support.sfn import OfflineStack
+from tests.support.sfn import OfflineStack, synthesized_template
 from tests.support.sites import Site
 
 pytestmark = pytest.mark.slow
@@ -88,3 +89,24 @@ def test_a_job_runs_end_to_end_like_the_cli(
     assert manifest_pages(manifest) == manifest_pages((out / "manifest.jsonl").read_text())
     assert docs == (out / "docs.md").read_text()
     assert llms == (out / "llms.txt").read_text()
+
+
+def test_roles_allow_every_call_and_missing_keys_are_404(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    """Every AWS call of a whole job (recorded per function) is allowed by that
+    function's synthesized role; with the ListBucket grant conditioned on ``s3:prefix``
+    (as before issue 10) the existence checks would get 403 on AWS and the check fails."""
+    job_id = start_job(stack, server.url(site.start), max_pages=15)
+    assert stack.wait(job_id)["status"] == "SUCCEEDED"
+    assert stack.api("GET", f"/jobs/{job_id}/result", query={"format": "pages"})[
+        "statusCode"] == 302
+    calls = stack.recorder.calls
+    functions = {c.function for c in calls}
+    assert {"api", "orchestrator", "crawler", "processor"} <= functions
+    roles = role_statements(synthesized_template())
+    assert check_calls(calls, roles) == []
+
+    old = check_calls(calls, with_prefix_condition(roles))
+    assert old and all("may miss" in line for line in old)
+    assert {line.split(":")[0] for line in old} >= {"crawler", "processor", "api"}

@@ -39,6 +39,7 @@ from mdcrawl.runtime.aws import AwsRuntime
 
 from infra.asl import definition_json, load_template
 from tests.support.aws import LambdaHandlers, MotoAws, WsRecorder, create_function, moto_clients
+from tests.support.iam import CallRecorder, Names, running_as
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("api", "websocket", "orchestrator", "crawler", "processor")
@@ -148,6 +149,7 @@ class OfflineStack:
     ws: WsRecorder
     faults: Faults
     remaining_ms: dict[str, int]
+    recorder: CallRecorder
     owner: str = "key-owner-1"
     api_key: str = "test-api-key-value-0123456789"
 
@@ -161,11 +163,14 @@ class OfflineStack:
 
     def invoke(self, name: str, event: dict[str, Any]) -> Any:
         """Call a function's real ``lambda_handler`` the way Lambda would."""
-        replaced = self.faults.check(name, event)
-        if replaced is not None:
-            return replaced
-        context = FakeContext(name, self.remaining_ms.get(name, 120_000))
-        return self.modules[name].lambda_handler(event, context)
+        # The AWS calls made from here on are this function's (tests/support/iam), a
+        # fault rule's included (it stands in for the function).
+        with running_as(name):
+            replaced = self.faults.check(name, event)
+            if replaced is not None:
+                return replaced
+            context = FakeContext(name, self.remaining_ms.get(name, 120_000))
+            return self.modules[name].lambda_handler(event, context)
 
     def api(
         self, method: str, path: str, body: Any = None, *, owner: str | None = None,
@@ -229,6 +234,9 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
             name="jobs", definition=asl, roleArn=role
         )["stateMachineArn"]
         env = function_env(aws, arns, machine_arn)
+        recorder = CallRecorder(
+            Names({name: table for table, name in aws.names.items()}, aws.bucket)
+        ).install(aws.session.events)
         apigw = aws.session.client("apigateway")
         plan = apigw.create_usage_plan(name="plan")["id"]
         env[EnvVar.USAGE_PLAN_ID.value] = plan
@@ -236,7 +244,7 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
         runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
         for name, module in modules.items():
             monkeypatch.setattr(module, "RUNTIME", runtimes[name])
-        stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {})
+        stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {}, recorder)
         key = apigw.create_api_key(name="tester", enabled=True, value=stack.api_key)
         apigw.create_usage_plan_key(usagePlanId=plan, keyId=key["id"], keyType="API_KEY")
         stack.owner = key["id"]

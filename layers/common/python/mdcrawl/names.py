@@ -72,7 +72,11 @@ class BlobPrefix(StrEnum):
 
     CACHE_BODIES = "cache/bodies/"  # content-addressed raw HTML, shared by all jobs
     CACHE_MARKDOWN = "cache/markdown/"  # converted pages by content hash + converter version
+    CACHE_LINKS = "cache/links/"  # a page's link list too large for its cache item (AWS)
     JOBS = "jobs/"  # jobs/{job_id}/pages/*.md, jobs/{job_id}/docs.md, llms.txt, manifest.jsonl
+
+
+CRAWL_SPILL = "crawl/"  # jobs/{job_id}/crawl/*.json: crawler answers over Lambda's 6 MB
 
 
 def job_key(job_id: str, name: str) -> str:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, BinaryIO
 
@@ -24,14 +25,16 @@ import boto3
 from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..adapters.aws.invoker import LambdaInvoker
+from ..adapters.aws.invoker import SPILLED, LambdaInvoker
+from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
+from ..adapters.aws.payloads import to_data
 from ..adapters.aws.pusher import ApiGatewayPusher
 from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
 from ..fetch import HttpxFetcher
-from ..models import Event, EventType, UrlState
-from ..names import TABLE_ENV, EnvVar, Table, job_key
+from ..models import Event, EventType, Scope, UrlState
+from ..names import CRAWL_SPILL, TABLE_ENV, EnvVar, Table, job_key
 from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
@@ -43,6 +46,7 @@ from ..ports import CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
 from ..service.models import ServiceLimits
 from ..service.ws import fan_out
+from ..urls import in_scope, normalize_url
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +77,9 @@ class AwsSettings(BaseModel):
     budget_seconds: float = Field(default=300.0, gt=0)
     concurrency: int = Field(default=8, ge=1)
     retention_days: float = Field(default=7.0, gt=0)
+    # How long a cache entry outlives its freshness (its validators still make the next
+    # fetch a conditional GET); S3 expires cache/ objects after the same number of days.
+    cache_retention_days: float = Field(default=30.0, gt=0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> AwsSettings:
@@ -96,6 +103,7 @@ class AwsSettings(BaseModel):
             "budget_seconds": get(EnvVar.BUDGET_SECONDS),
             "concurrency": get(EnvVar.CONCURRENCY),
             "retention_days": get(EnvVar.RETENTION_DAYS),
+            "cache_retention_days": get(EnvVar.CACHE_RETENTION_DAYS),
         }
         return cls.model_validate({k: v for k, v in raw.items() if v is not None})
 
@@ -178,7 +186,43 @@ class CrawlerPorts:
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
         async with self.deps_for(request) as deps:
-            return await crawl_batch(request, deps)
+            return scoped_response(await crawl_batch(request, deps), request.scope)
+
+    def answer(self, response: CrawlResponse) -> dict[str, Any]:
+        """The crawler's return value: the response, or (over Lambda's 6 MB synchronous
+        response limit) a pointer to it in S3, which ``LambdaInvoker`` follows."""
+        data: dict[str, Any] = to_data(response)
+        size = json_size(data)
+        if size <= CRAWL_RESPONSE_BUDGET:
+            return data
+        body = json.dumps(data, separators=(",", ":")).encode()
+        name = f"{CRAWL_SPILL}{hashlib.sha256(body).hexdigest()}.json"
+        key = job_key(response.job_id, name)
+        self.blobs.put(key, body, "application/json")
+        log.warning("crawl answer of %d bytes spilled to %s", size, key)
+        return {SPILLED: key}
+
+
+def scoped_response(response: CrawlResponse, scope: Scope) -> CrawlResponse:
+    """Only links and sitemap URLs in the job's scope cross the Lambda boundary: the
+    orchestrator drops the others anyway (``outcomes.add_urls``), and a sitemap index
+    of 50,000 URLs or a 17,940-link page must not fill the 6 MB response."""
+    outcomes = tuple(
+        replace(o, links=_in_scope(o.links, scope), sitemap=_in_scope(o.sitemap, scope))
+        if o.links or o.sitemap
+        else o
+        for o in response.outcomes
+    )
+    return replace(response, outcomes=outcomes)
+
+
+def _in_scope(urls: tuple[str, ...], scope: Scope) -> tuple[str, ...]:
+    kept: dict[str, None] = {}
+    for raw in urls:
+        url = normalize_url(raw)
+        if url and in_scope(url, scope):
+            kept[url] = None
+    return tuple(kept)
 
 
 @dataclass(frozen=True)
@@ -217,7 +261,13 @@ class AwsRuntime:
     @cached_property
     def stores(self) -> AwsStores:
         s = self.settings
-        return aws_stores(self.session, s.tables, s.bucket, retention_s=s.retention_days * 86400)
+        return aws_stores(
+            self.session,
+            s.tables,
+            s.bucket,
+            retention_s=s.retention_days * 86400,
+            cache_keep_s=s.cache_retention_days * 86400,
+        )
 
     @cached_property
     def guard(self) -> AddressGuard:
@@ -273,6 +323,7 @@ class AwsRuntime:
             lambda_client,
             s.require("crawler_function"),
             s.require("processor_function"),
+            blobs=st.blobs,
         )
         events = self.live_events
         return OrchestratorPorts(
