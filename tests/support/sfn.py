@@ -255,3 +255,21 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
 
 def _dispatch(stack: OfflineStack, name: str, event: dict[str, Any], _context: Any) -> Any:
     return stack.invoke(name, event)
+
+
+def rule_input(template: dict[str, Any], rule_label: str, event: dict[str, Any]) -> dict[str, Any]:
+    """What EventBridge hands the target of the synthesized rule ``rule_label`` for
+    ``event``: its InputTransformer applied (each ``<name>`` becomes the JSON value at
+    its path), as EventBridge does."""
+    (rule,) = [
+        r for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule" and k.startswith(rule_label)
+    ]
+    transformer = rule["Properties"]["Targets"][0]["InputTransformer"]
+    text = transformer["InputTemplate"]
+    for name, path in transformer["InputPathsMap"].items():
+        value: Any = event
+        for part in path.removeprefix("$.").split("."):
+            value = value[part]
+        text = text.replace(f"<{name}>", json.dumps(value))
+    return dict(json.loads(text))

@@ -33,14 +33,15 @@ from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
 from ..fetch import HttpxFetcher
-from ..models import Event, EventType, Scope, UrlState
+from ..models import CrawledPage, Event, EventType, Scope, UrlState
 from ..names import CRAWL_SPILL, TABLE_ENV, EnvVar, Table, job_key
 from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
 from ..pipeline.jobs import JobDeps, get_job
 from ..pipeline.orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
-from ..pipeline.process import ProcessDeps
+from ..pipeline.process import ConversionFailed, ProcessDeps
+from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..ports import CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
@@ -58,6 +59,7 @@ SLICE_SAFETY_MARGIN_S = CRAWLER_TIMEOUT_S + 10.0
 # this long (an async event lost after Lambda's own retries, or an orchestrator that
 # died between marking a URL done and invoking the processor).
 REPROCESS_AFTER_S = 180.0
+MAX_REHANDS = 2
 
 
 class AwsSettings(BaseModel):
@@ -319,11 +321,17 @@ class AwsRuntime:
         lambda_client = self.session.client(
             "lambda", config=Config(read_timeout=75, retries={"total_max_attempts": 1})
         )
+        # Queuing a processor event is safe to repeat (processing is idempotent): the
+        # standard retry mode rides out Lambda's throttling of the Invoke API.
+        event_client = self.session.client(
+            "lambda", config=Config(retries={"mode": "standard", "total_max_attempts": 5})
+        )
         invoker = LambdaInvoker(
             lambda_client,
             s.require("crawler_function"),
             s.require("processor_function"),
             blobs=st.blobs,
+            event_client=event_client,
         )
         events = self.live_events
         return OrchestratorPorts(
@@ -411,15 +419,40 @@ def _finalize(job_id: str, ports: OrchestratorPorts) -> str:
 
 def reprocess_if_stuck(job_id: str, ports: OrchestratorPorts) -> int:
     """Hand fetched-but-unrecorded pages to the processor again once they have been owed
-    for ``REPROCESS_AFTER_S`` (processing is idempotent: a late original changes nothing)."""
+    for ``REPROCESS_AFTER_S`` (processing is idempotent: a late original changes nothing).
+
+    A page handed over ``MAX_REHANDS`` times without a record (it times the processor
+    out or exhausts its memory on every try: Lambda's own two async retries each time)
+    is recorded as failed, ``processor_failed``, so the job can finish."""
     job, now = get_job(job_id, ports.finalize.jobs), ports.finalize.clock.now()
     if job.heartbeat is not None and now - job.heartbeat < REPROCESS_AFTER_S:
         return 0
     pages = recover_unrecorded(job_id, ports.recover)
     for page in pages:
-        ports.orchestrate.invoker.process(page)
+        if count_rehand(ports.orchestrate.frontier, job_id, page.url_hash) > MAX_REHANDS:
+            give_up_processing(page, ports)
+        else:
+            ports.orchestrate.invoker.process(page)
     ports.finalize.jobs.update(job_id, heartbeat=now)
     return len(pages)
+
+
+def count_rehand(frontier: Any, job_id: str, url_hash: str) -> int:
+    """How many times this page has now been handed to the processor again (kept on
+    its frontier item, so the count survives orchestrator invocations)."""
+    bump = getattr(frontier, "bump", None)
+    return int(bump(job_id, url_hash, "rehands")) if bump is not None else 0
+
+
+def give_up_processing(page: CrawledPage, ports: OrchestratorPorts) -> None:
+    f = ports.finalize
+    deps = ProcessDeps(f.blobs, f.pages, f.jobs, f.events, f.clock)
+    failure = ConversionFailed(
+        "processor_failed",
+        f"the processor did not finish this page in {MAX_REHANDS + 1} deliveries "
+        "(each retried by Lambda): it may exceed the function's time or memory",
+    )
+    record_failure(page, failure, deps)
 
 
 def _open_output(blobs: Any, job_id: str, name: str) -> AbstractContextManager[BinaryIO]:

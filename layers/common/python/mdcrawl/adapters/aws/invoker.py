@@ -36,11 +36,15 @@ class LambdaInvoker:
         crawler_function: str,
         processor_function: str,
         blobs: Any = None,
+        event_client: Any = None,
     ) -> None:
         self._client = client
         self._crawler = crawler_function
         self._processor = processor_function
         self._blobs = blobs  # where spilled crawler answers are read from
+        # Event invokes only queue the event and processing is idempotent: their client
+        # may retry throttling and 5xx (the crawl client must not: a second crawl).
+        self._event_client = event_client if event_client is not None else client
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
         # boto3 blocks; a thread per call lets the orchestrator run batches in parallel.
@@ -71,7 +75,7 @@ class LambdaInvoker:
         payload = dumps(page).encode()
         check_size("processor event", len(payload), LAMBDA_ASYNC_PAYLOAD)
         answer = call(
-            self._client.invoke,
+            self._event_client.invoke,
             FunctionName=self._processor,
             InvocationType="Event",
             Payload=payload,
