@@ -249,7 +249,7 @@ class Pipeline(Construct):
         # cache entry that names a page's body.
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
         table_access(role["orchestrator"], t[Table.CACHE], ("GetItem",))
-        for name in ("orchestrator", "processor"):
+        for name in ("api", "orchestrator", "processor"):
             # Read subscribers, forget connections that went away (Query + BatchWriteItem).
             table_access(
                 role[name],
@@ -274,7 +274,8 @@ class Pipeline(Construct):
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
-        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE))
+        # DeleteItem: a per-host request slot given back (adapters/aws/hostlease.py).
+        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE, "DeleteItem"))
         cache_prefixes = [BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_LINKS.value]
         bucket_access(
             role["crawler"],

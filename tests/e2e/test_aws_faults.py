@@ -258,3 +258,24 @@ def test_a_page_that_kills_the_processor_every_time_fails_alone(
     assert records[url].status is PageStatus.FAILED and records[url].reason == "processor_failed"
     failed = [e for e in stack.stores.events.after(job_id, 0, 10_000) if e.type == "page.failed"]
     assert [e.data["reason"] for e in failed] == ["processor_failed"]
+
+
+def test_cancelling_a_queued_job_announces_it(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    """The orchestrator is held before its first slice: the job is still queued when the
+    cancel arrives, so the api ends it and pushes job.cancelled to its subscriber."""
+    import threading
+
+    gate = threading.Event()
+    stack.faults.rules["orchestrator"] = lambda number, event: gate.wait(60) and None
+    subscriber = Subscriber(stack, "conn-queued")
+    assert subscriber.connect() == 200
+    job_id = start_job(stack, server.url(site.start))
+    subscriber.subscribe(job_id, after=0)
+    assert stack.stores.jobs.get(job_id).status is JobStatus.QUEUED
+    assert stack.api("POST", f"/jobs/{job_id}/cancel")["statusCode"] in (200, 202)
+    assert [e["type"] for e in subscriber.pump()] == ["job.cancelled"]
+    gate.set()
+    stack.wait(job_id)
+    assert stack.stores.jobs.get(job_id).status is JobStatus.CANCELLED

@@ -53,6 +53,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER): ddb("BatchGetItem", "PutItem", "UpdateItem"),
         table(Table.EVENTS): ddb("GetItem", "Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query"),
+        **CONNECTIONS_PUSH,
         JOBS: {"s3:GetObject", *PUT},
         BUCKET: {"s3:ListBucket"},
         "<PipelineJobsMachine>": {"states:StartExecution"},
@@ -82,7 +83,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
     },
     "Crawler": {
-        table(Table.CACHE): ddb("GetItem", "PutItem", "UpdateItem"),
+        table(Table.CACHE): ddb("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
         BODIES: {"s3:GetObject", *PUT},
         LINKS: {"s3:GetObject", *PUT},
         SPILL: PUT,

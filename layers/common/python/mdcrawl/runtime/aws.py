@@ -25,6 +25,7 @@ import boto3
 from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
 from ..adapters.aws.payloads import to_data
@@ -178,13 +179,19 @@ class CrawlerPorts:
     blobs: Any
     clock: Any
     guard: AddressGuard
+    leases: HostLeases | None = None
 
     @contextlib.asynccontextmanager
     async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
         """A fetcher for this batch's options and scope, behind the SSRF guard (the
-        httpx client belongs to one event loop: one per invocation)."""
+        httpx client belongs to one event loop: one per invocation), holding a shared
+        per-host slot for every request (``hostlease``: the job's concurrency holds
+        across crawler invocations and jobs)."""
         async with HttpxFetcher(request.options, scope=request.scope, guard=self.guard) as f:
-            yield CrawlDeps(f, self.cache, self.blobs, self.clock)
+            fetcher: Any = f
+            if self.leases is not None:
+                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency)
+            yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
         async with self.deps_for(request) as deps:
@@ -300,7 +307,7 @@ class AwsRuntime:
             jobs=st.jobs,
             frontier=st.frontier,
             pages=st.pages,
-            events=st.events,
+            events=self.live_events,  # a queued job's job.cancelled is pushed from here
             blobs=st.blobs,
             clock=st.clock,
             start_job=lambda job_id: starter.start(job_id, {"job_id": job_id}),
@@ -343,8 +350,9 @@ class AwsRuntime:
 
     @cached_property
     def crawler(self) -> CrawlerPorts:
-        st = self.stores
-        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard)
+        st, s = self.stores, self.settings
+        leases = HostLeases(self.session.client("dynamodb"), s.tables[Table.CACHE])
+        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases)
 
     @cached_property
     def processor(self) -> ProcessDeps:
