@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         env.update({EnvVar.MAX_PAGES.value: str(max(args.max_pages, 2000)),
                     EnvVar.BUDGET_SECONDS.value: "3600"})
         harness = Harness(stack, async_workers=max(16, args.concurrency * 2))
-        with harness.installed(mp), target(args) as url:
+        # The handlers' metrics (Powertools prints EMF lines) go to stderr: stdout
+        # carries the one JSON line.
+        with harness.installed(mp), target(args) as url, contextlib.redirect_stdout(sys.stderr):
             fresh = run_job(harness, url, args.latency_ms, options)
             cached = run_job(harness, url, args.latency_ms, options)
     if args.verbose:

@@ -20,9 +20,11 @@ metrics = Metrics()
 RUNTIME = AwsRuntime()  # builds nothing until the first batch
 
 
-def handle(event: dict[str, Any], ports: CrawlerPorts) -> dict[str, Any]:
+def handle(
+    event: dict[str, Any], ports: CrawlerPorts, time_left_s: float | None = None
+) -> dict[str, Any]:
     request = from_data(CrawlRequest, event)
-    response = asyncio.run(ports.crawl(request))
+    response = asyncio.run(ports.crawl(request, time_left_s))
     for state in UrlState:
         count = sum(1 for o in response.outcomes if o.state is state)
         if count:
@@ -38,4 +40,4 @@ def handle(event: dict[str, Any], ports: CrawlerPorts) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(job_id=event.get("job_id"))
     metrics.add_metric(name="Batches", unit=MetricUnit.Count, value=1)
-    return handle(event, RUNTIME.crawler)
+    return handle(event, RUNTIME.crawler, context.get_remaining_time_in_millis() / 1000.0)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
@@ -29,22 +30,23 @@ from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
 from ..adapters.aws.payloads import to_data
+from ..adapters.aws.prefetch import PrefetchedBlobs
 from ..adapters.aws.pusher import ApiGatewayPusher
 from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
 from ..fetch import HttpxFetcher
-from ..models import CrawledPage, Event, EventType, Scope, UrlState
+from ..models import CrawledPage, Event, EventType, FrontierItem, Scope, UrlState
 from ..names import CRAWL_SPILL, TABLE_ENV, EnvVar, Table, job_key
 from ..netguard import AddressGuard
-from ..pipeline.crawl import CrawlDeps, crawl_batch
+from ..pipeline.crawl import CrawlDeps, crawl_batch, crawl_item
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
 from ..pipeline.jobs import JobDeps, get_job
 from ..pipeline.orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
 from ..pipeline.process import ConversionFailed, ProcessDeps
 from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
-from ..ports import CrawlRequest, CrawlResponse, EventLog, Frontier
+from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
 from ..service.models import ServiceLimits
 from ..service.ws import fan_out
@@ -56,6 +58,8 @@ log = logging.getLogger(__name__)
 # calls (60 s timeout, infra/pipeline.py) must come back before the slice ends.
 CRAWLER_TIMEOUT_S = 60.0
 SLICE_SAFETY_MARGIN_S = CRAWLER_TIMEOUT_S + 10.0
+# A crawler invocation answers this long before its own timeout, whatever is in flight.
+CRAWL_STOP_MARGIN_S = 5.0
 # Finalize re-hands unrecorded fetched pages to the processor when they are owed for
 # this long (an async event lost after Lambda's own retries, or an orchestrator that
 # died between marking a URL done and invoking the processor).
@@ -150,14 +154,37 @@ class FanOutEventLog:
 
 class ApiKeyChecker:
     """WebSocket $connect: the caller's ``?api_key=`` must be an enabled key of the REST
-    usage plan; its key id becomes the connection's owner (as ``apiKeyId`` on REST)."""
+    usage plan; its key id becomes the connection's owner (as ``apiKeyId`` on REST).
 
-    def __init__(self, client: Any, usage_plan_id: str) -> None:
+    Answers are kept ``cache_s`` per warm function: the API Gateway control plane is
+    rate-limited (a few requests per second per account) and a reconnect storm would
+    hit it once per connection. A disabled key stops connecting within ``cache_s``."""
+
+    def __init__(
+        self,
+        client: Any,
+        usage_plan_id: str,
+        cache_s: float = 60.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._client, self._plan = client, usage_plan_id
+        self._cache_s, self._now = cache_s, now
+        self._known: dict[str, tuple[float, str | None]] = {}
 
     def owner_of(self, api_key: str | None) -> str | None:
         if not api_key or not self._plan:
             return None
+        now = self._now()
+        known = self._known.get(api_key)
+        if known is not None and now - known[0] < self._cache_s:
+            return known[1]
+        owner = self._look_up(api_key)
+        if len(self._known) > 10_000:  # keys of a plan are few; guessed ones are not
+            self._known.clear()
+        self._known[api_key] = (now, owner)
+        return owner
+
+    def _look_up(self, api_key: str) -> str | None:
         try:
             pages = self._client.get_paginator("get_usage_plan_keys")
             for page in pages.paginate(usagePlanId=self._plan):
@@ -193,9 +220,26 @@ class CrawlerPorts:
                 fetcher = LeasedFetcher(f, self.leases, request.options.concurrency)
             yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
 
-    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+    async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
+        """The batch's outcomes. With ``time_left_s`` (the invocation's remaining time),
+        URLs still being fetched ``CRAWL_STOP_MARGIN_S`` before the function's timeout
+        come back PENDING (``timeout``: the orchestrator retries them) instead of the
+        invocation being killed: per-request timeouts x retries x redirects can add up
+        past any function timeout."""
         async with self.deps_for(request) as deps:
-            return scoped_response(await crawl_batch(request, deps), request.scope)
+            if time_left_s is None:
+                return scoped_response(await crawl_batch(request, deps), request.scope)
+            tasks = [asyncio.ensure_future(crawl_item(request, i, deps)) for i in request.items]
+            budget = max(time_left_s - CRAWL_STOP_MARGIN_S, 1.0)
+            _, late = await asyncio.wait(tasks, timeout=budget)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)  # their leases given back
+            outcomes = tuple(
+                _out_of_time(item) if task in late else task.result()
+                for task, item in zip(tasks, request.items, strict=True)
+            )
+            return scoped_response(CrawlResponse(request.job_id, outcomes), request.scope)
 
     def answer(self, response: CrawlResponse) -> dict[str, Any]:
         """The crawler's return value: the response, or (over Lambda's 6 MB synchronous
@@ -210,6 +254,11 @@ class CrawlerPorts:
         self.blobs.put(key, body, "application/json")
         log.warning("crawl answer of %d bytes spilled to %s", size, key)
         return {SPILLED: key}
+
+
+def _out_of_time(item: FrontierItem) -> CrawlOutcome:
+    detail = "the crawler invocation ran out of time before this URL was fetched"
+    return CrawlOutcome(item.url_hash, UrlState.PENDING, "timeout", detail=detail)
 
 
 def scoped_response(response: CrawlResponse, scope: Scope) -> CrawlResponse:
@@ -418,11 +467,21 @@ def reclaim_dead_leases(
 
 
 def _finalize(job_id: str, ports: OrchestratorPorts) -> str:
-    deps = ports.finalize
-    answer = finalize(job_id, deps, lambda name: _open_output(deps.blobs, job_id, name))
+    blobs = PrefetchedBlobs(ports.finalize.blobs, lambda: markdown_keys(job_id, ports))
+    deps = replace(ports.finalize, blobs=blobs)
+    try:
+        answer = finalize(job_id, deps, lambda name: _open_output(blobs, job_id, name))
+    finally:
+        blobs.close()
     if answer == WAIT:
         reprocess_if_stuck(job_id, ports)
     return answer
+
+
+def markdown_keys(job_id: str, ports: OrchestratorPorts) -> list[str]:
+    """The markdown the assembly will read, roughly in its reading order."""
+    records = sorted(ports.finalize.pages.list(job_id), key=lambda r: r.order)
+    return [r.markdown_key for r in records if r.markdown_key]
 
 
 def reprocess_if_stuck(job_id: str, ports: OrchestratorPorts) -> int:
