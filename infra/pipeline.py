@@ -70,6 +70,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # 60 s covers a 10 MB page, the fetch size cap.
     "processor": FunctionSpec(memory_mb=1769, timeout_s=60),
 }
+DEFAULT_EVENT_BUS = "default"
 SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
 
 
@@ -273,6 +274,16 @@ class Pipeline(Construct):
         )
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
+        # api (cancel) and orchestrator (complete, fail) end jobs: they announce it on
+        # the account's default EventBridge bus.
+        bus = cdk.Stack.of(self).format_arn(
+            service="events", resource="event-bus", resource_name=DEFAULT_EVENT_BUS
+        )
+        for name in ("api", "orchestrator"):
+            role[name].add_to_principal_policy(
+                iam.PolicyStatement(actions=["events:PutEvents"], resources=[bus])
+            )
+            f[name].add_environment(EnvVar.EVENT_BUS, DEFAULT_EVENT_BUS)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
         # DeleteItem: a per-host request slot given back (adapters/aws/hostlease.py).
         table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE, "DeleteItem"))

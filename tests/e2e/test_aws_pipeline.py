@@ -24,6 +24,22 @@ from tests.support.sites import Site
 pytestmark = pytest.mark.slow
 
 
+def listen_for_job_events(stack: OfflineStack) -> Any:
+    """A rule on the default bus sending mdcrawl's events to a queue; returns a reader."""
+    sqs, bus = stack.aws.session.client("sqs"), stack.aws.session.client("events")
+    queue = sqs.create_queue(QueueName="job-events")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
+        "Attributes"]["QueueArn"]
+    bus.put_rule(Name="jobs", EventPattern=json.dumps({"source": ["mdcrawl"]}))
+    bus.put_targets(Rule="jobs", Targets=[{"Id": "q", "Arn": arn}])
+
+    def read() -> list[dict[str, Any]]:
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)
+        return [json.loads(m["Body"]) for m in messages.get("Messages", [])]
+
+    return read
+
+
 def start_job(stack: OfflineStack, url: str, **options: Any) -> str:
     answer = stack.api("POST", "/jobs", {"url": url, **options})
     assert answer["statusCode"] == 202, answer
@@ -54,6 +70,7 @@ def test_a_job_runs_end_to_end_like_the_cli(
     stack: OfflineStack, server: RunningServer, site: Site, tmp_path: Path
 ) -> None:
     url = server.url(site.start)
+    announced = listen_for_job_events(stack)
     subscriber = Subscriber(stack, "conn-live")
     assert subscriber.connect() == 200
     job_id = start_job(stack, url)
@@ -76,6 +93,11 @@ def test_a_job_runs_end_to_end_like_the_cli(
     assert job.status is JobStatus.COMPLETED and not job.truncated
     assert job.counters.processed == job.counters.crawled == len(pages_done)
     assert events[-1]["data"]["pages"] == len(pages_done) > 20
+
+    # The terminal event, on the EventBridge bus too.
+    (detail,) = announced()
+    assert detail["detail-type"] == "Job Completed" and detail["source"] == "mdcrawl"
+    assert detail["detail"] == events[-1]
 
     view = json.loads(stack.api("GET", f"/jobs/{job_id}")["body"])
     assert view["status"] == "completed"

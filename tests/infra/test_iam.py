@@ -40,6 +40,7 @@ def ddb(*actions: str) -> set[str]:
 
 
 PUT = {"s3:PutObject", "s3:AbortMultipartUpload"}
+BUS = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/default"
 CONNECTIONS_PUSH = {
     table(Table.CONNECTIONS): ddb("Query", "BatchWriteItem"),
     table(Table.CONNECTIONS, CONNECTIONS_JOB_INDEX): ddb("Query"),
@@ -57,6 +58,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         JOBS: {"s3:GetObject", *PUT},
         BUCKET: {"s3:ListBucket"},
         "<PipelineJobsMachine>": {"states:StartExecution"},
+        BUS: {"events:PutEvents"},
     },
     "Websocket": {
         table(Table.CONNECTIONS): ddb("GetItem", "Query", "PutItem", "BatchWriteItem"),
@@ -81,6 +83,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BUCKET: {"s3:ListBucket"},
         "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
         "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
+        BUS: {"events:PutEvents"},
     },
     "Crawler": {
         table(Table.CACHE): ddb("GetItem", "PutItem", "UpdateItem", "DeleteItem"),

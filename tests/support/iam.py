@@ -157,6 +157,12 @@ def needs(service: str, operation: str, params: dict[str, Any], names: Names) ->
         yield "execute-api:ManageConnections", resource, (), False
     elif service == "apigateway":
         yield from _apigateway(operation, params)
+    elif service == "events" and operation == "PutEvents":
+        for entry in params["Entries"]:
+            bus = entry.get("EventBusName", "default")
+            yield "events:PutEvents", (
+                f"arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/{bus}"
+            ), (), False
     else:
         raise KeyError(service)
 

@@ -136,6 +136,7 @@ def function_env(aws: MotoAws, arns: dict[str, str], machine_arn: str) -> dict[s
         EnvVar.BUDGET_SECONDS.value: "300",
         EnvVar.MAX_PAGES.value: "2000",
         EnvVar.CONCURRENCY.value: "8",
+        EnvVar.EVENT_BUS.value: "default",
     })
     return env
 

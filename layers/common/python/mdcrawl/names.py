@@ -53,6 +53,8 @@ class EnvVar(StrEnum):
     # Days a cached body/markdown lives in S3 (the bucket's lifecycle rule): cache entries
     # should not outlive the body they point to.
     CACHE_RETENTION_DAYS = "MDCRAWL_CACHE_RETENTION_DAYS"
+    # EventBridge bus that hears job.completed / job.failed / job.cancelled (AWS only).
+    EVENT_BUS = "MDCRAWL_EVENT_BUS"
     # The REST usage plan whose API keys the WebSocket $connect accepts.
     USAGE_PLAN_ID = "MDCRAWL_USAGE_PLAN_ID"
 

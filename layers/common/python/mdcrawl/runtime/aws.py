@@ -26,6 +26,7 @@ import boto3
 from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..adapters.aws.calls import call
 from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
@@ -79,6 +80,7 @@ class AwsSettings(BaseModel):
     state_machine_arn: str = ""
     websocket_endpoint: str = ""
     usage_plan_id: str = ""
+    event_bus: str = ""
     allow_networks: tuple[str, ...] = ()
     max_pages: int = Field(default=2000, ge=1)
     budget_seconds: float = Field(default=300.0, gt=0)
@@ -105,6 +107,7 @@ class AwsSettings(BaseModel):
             "state_machine_arn": get(EnvVar.STATE_MACHINE_ARN),
             "websocket_endpoint": get(EnvVar.WEBSOCKET_ENDPOINT),
             "usage_plan_id": get(EnvVar.USAGE_PLAN_ID),
+            "event_bus": get(EnvVar.EVENT_BUS),
             "allow_networks": _split(get(EnvVar.ALLOW_NETWORKS)),
             "max_pages": get(EnvVar.MAX_PAGES),
             "budget_seconds": get(EnvVar.BUDGET_SECONDS),
@@ -150,6 +153,49 @@ class FanOutEventLog:
 
     def after(self, job_id: str, seq: int = 0, limit: int = 1000) -> list[Event]:
         return self._inner.after(job_id, seq, limit)
+
+
+TERMINAL_EVENTS = {
+    EventType.JOB_COMPLETED: "Job Completed",
+    EventType.JOB_FAILED: "Job Failed",
+    EventType.JOB_CANCELLED: "Job Cancelled",
+}
+EVENT_SOURCE = "mdcrawl"
+
+
+class AnnouncingEventLog:
+    """An ``EventLog`` that also puts a job's terminal event on an EventBridge bus
+    (source ``mdcrawl``, detail-type ``Job Completed``/``Job Failed``/``Job Cancelled``,
+    detail = the event), for whoever wants to react: a rule to SNS, a Lambda, an API
+    destination. The log stays the truth: a failed put is logged, not raised."""
+
+    def __init__(self, inner: EventLog, client: Any, bus: str) -> None:
+        self._inner, self._client, self._bus = inner, client, bus
+
+    def append(self, job_id: str, type: EventType, data: dict[str, Any], ts: float) -> Event:
+        event = self._inner.append(job_id, type, data, ts)
+        if event.type in TERMINAL_EVENTS:
+            self._announce(event)
+        return event
+
+    def after(self, job_id: str, seq: int = 0, limit: int = 1000) -> list[Event]:
+        return self._inner.after(job_id, seq, limit)
+
+    def _announce(self, event: Event) -> None:
+        entry = {
+            "Source": EVENT_SOURCE,
+            "DetailType": TERMINAL_EVENTS[event.type],
+            "Detail": json.dumps(event.to_dict(), separators=(",", ":")),
+            "EventBusName": self._bus,
+        }
+        try:
+            answer = call(self._client.put_events, Entries=[entry])
+        except StoreError as exc:
+            log.warning("EventBridge put of %s for %s failed: %s", event.type, event.job_id, exc)
+            return
+        if answer.get("FailedEntryCount"):
+            log.warning("EventBridge refused %s for %s: %s", event.type, event.job_id,
+                        answer.get("Entries"))
 
 
 class ApiKeyChecker:
@@ -341,10 +387,16 @@ class AwsRuntime:
 
     @cached_property
     def live_events(self) -> EventLog:
-        """The event log, fanning each new event out when a WebSocket API is configured."""
-        if not self.settings.websocket_endpoint:
-            return self.stores.events
-        return FanOutEventLog(self.stores.events, lambda: self.ws)
+        """The event log, fanning each new event out when a WebSocket API is configured
+        and announcing terminal events when an EventBridge bus is."""
+        events: EventLog = self.stores.events
+        if self.settings.websocket_endpoint:
+            events = FanOutEventLog(events, lambda: self.ws)
+        if self.settings.event_bus:
+            events = AnnouncingEventLog(
+                events, self.session.client("events"), self.settings.event_bus
+            )
+        return events
 
     @cached_property
     def api(self) -> ApiDeps:
