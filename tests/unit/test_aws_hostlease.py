@@ -77,3 +77,15 @@ async def test_the_leased_fetcher_passes_through(table) -> None:
     assert await fetcher.allowed("https://docs.example.com/b") is True
     assert await fetcher.sitemap_urls("https://docs.example.com/") == ["https://docs.example.com/"]
     assert client.scan(TableName=name)["Items"] == []
+
+
+async def test_robots_is_asked_under_a_slot_once_per_host_per_invocation(table) -> None:
+    client, name = table
+    takes: list[str] = []
+    leases = HostLeases(client, name)
+    original = leases._take
+    leases._take = lambda slot, token: takes.append(slot) or original(slot, token)  # type: ignore
+    fetcher = LeasedFetcher(Inner(), leases, 4)
+    urls = [f"https://docs.example.com/{i}" for i in range(4)]
+    assert await asyncio.gather(*(fetcher.allowed(u) for u in urls)) == [True] * 4
+    assert len(takes) == 1

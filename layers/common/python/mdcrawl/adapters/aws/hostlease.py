@@ -103,6 +103,7 @@ class LeasedFetcher:
     def __init__(self, inner: Any, leases: HostLeases, limit: int) -> None:
         self._inner, self._leases, self._limit = inner, leases, limit
         self._robots_known: set[str] = set()
+        self._robots_locks: dict[str, asyncio.Lock] = {}
 
     async def fetch(
         self, url: str, etag: str | None = None, last_modified: str | None = None
@@ -113,12 +114,15 @@ class LeasedFetcher:
 
     async def allowed(self, url: str) -> bool:
         host = _host(url)
-        if host in self._robots_known:
-            return bool(await self._inner.allowed(url))
-        async with self._leases.hold(host, self._limit):
-            answer = bool(await self._inner.allowed(url))
-        self._robots_known.add(host)
-        return answer
+        # A batch asks for its URLs at once: the first ask fetches robots.txt (holding a
+        # slot), the others wait for it and are answered from the inner fetcher's copy.
+        async with self._robots_locks.setdefault(host, asyncio.Lock()):
+            if host not in self._robots_known:
+                async with self._leases.hold(host, self._limit):
+                    answer = bool(await self._inner.allowed(url))
+                self._robots_known.add(host)
+                return answer
+        return bool(await self._inner.allowed(url))
 
     async def sitemap_urls(self, start_url: str) -> list[str]:
         async with self._leases.hold(_host(start_url), self._limit):
