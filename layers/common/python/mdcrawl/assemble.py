@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO
 from urllib.parse import urlsplit
 
@@ -35,6 +35,7 @@ from .rewrite import (
     rewrite_links_twice,
     url_key,
 )
+from .tokens import estimate_tokens
 
 OutputOpener = Callable[[str], AbstractContextManager[BinaryIO]]
 
@@ -69,6 +70,7 @@ class _Planned:
     file: str  # "pages/0001-intro.md"
     headings: tuple[_Heading, ...]  # the first is the page's own title
     fragments: dict[str, tuple[str, str]]  # fragment -> (docs.md anchor, anchor in its file)
+    tokens: int = 0  # the page's markdown, estimated (mdcrawl.tokens), for the manifest
 
     @property
     def anchor(self) -> str:
@@ -115,7 +117,8 @@ def _plan(
     for index, page in enumerate(ordered, start=1):
         markdown = _with_title(read_markdown(page.markdown_key or ""), page)
         file = f"{PAGES_DIR}{index:0{width}d}-{page_slug(page.url, start_url)}.md"
-        plan.append(_plan_page(page, file, headings(markdown), doc_slugs))
+        planned = _plan_page(page, file, headings(markdown), doc_slugs)
+        plan.append(replace(planned, tokens=estimate_tokens(markdown)))
     return plan
 
 
@@ -314,12 +317,18 @@ def _write_manifest(
 ) -> None:
     # 1-based, like the file numbers: order 3 is pages/0003-….md
     position = {id(p.page): (i, p.file) for i, p in enumerate(plan, start=1)}
+    tokens = {id(p.page): p.tokens for p in plan}
     placed = [p.page for p in plan]
     others = sorted((p for p in pages if id(p) not in position), key=lambda p: (p.order, p.url))
     with open_output(MANIFEST) as stream:
         for page in (*placed, *others):
             index, file = position.get(id(page), (None, None))
-            line = json.dumps(_manifest_line(page, file, index), ensure_ascii=False)
+            entry = {
+                **_manifest_line(page, file, index),
+                "tokens": tokens.get(id(page), 0),
+                "native": page.native,
+            }
+            line = json.dumps(entry, ensure_ascii=False)
             stream.write(f"{line}\n".encode())
 
 
