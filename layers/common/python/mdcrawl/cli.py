@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import __version__
 from .adapters.local.terminal import make_reporter
+from .client import cli_commands as client_commands
 from .errors import InvalidInput
 from .library import cli_commands as library_commands
 from .models import CrawlOptions, JobStatus
@@ -72,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mdcrawl {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_crawl(commands)
-    serve_commands.register(commands)  # serve, submit, watch (mdcrawl[serve])
+    serve_commands.register(commands)  # serve (mdcrawl[serve])
+    client_commands.register(commands)  # submit, watch (mdcrawl[serve])
     library_commands.register(commands)  # list, search, diff, mcp (the docs library)
     return parser
 
