@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..links import extract_links
-from ..models import CacheEntry, CrawledPage, CrawlOptions, FetchResult, FrontierItem, Scope
+from ..models import (
+    CacheEntry,
+    CrawledPage,
+    CrawlOptions,
+    FetchResult,
+    FrontierItem,
+    PageRecord,
+    PageStatus,
+    Scope,
+)
 from ..names import BlobPrefix
 from ..ports import CrawlRequest
 from ..urls import in_scope, normalize_url, url_hash
@@ -160,4 +169,19 @@ def crawled_page(
         from_cache=from_cache,
         sitemap_rank=item.sitemap_rank,
         encoding=entry.encoding,
+    )
+
+
+def unconverted_record(
+    job_id: str, item: FrontierItem, status: PageStatus, reason: str
+) -> PageRecord:
+    """The manifest line of a URL that never became a page: failed or skipped, and why."""
+    return PageRecord(
+        job_id=job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        status=status,
+        order=item.order,
+        reason=reason,
+        sitemap_rank=item.sitemap_rank,
     )
