@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from lxml.html import HtmlElement
 
 from . import template as tpl
-from .extract import decode_html, detect_generator, extract_page, parse_html
+from .depth import parse_bounded
+from .extract import decode_html, detect_generator, extract_page
 from .markdown import render_markdown
 from .models import ConvertedPage
 from .template import SiteTemplate
@@ -33,7 +34,7 @@ def convert_html(
     """Convert a page to markdown that starts with its own ``# Title``; ``template`` is
     the site's learned template (see ``template.py``), used where no generator rule is."""
     html = decode_html(body, encoding)
-    root = parse_html(html)
+    root = parse_bounded(html)  # depth.py: 100k nested divs must not overflow the renderer
     extraction = extract_page(root, html, url, template, generator_rules)
     region = extraction.region
     title = page_title(root, region, url)
@@ -60,7 +61,7 @@ def learn_template(
 ) -> SiteTemplate | None:
     """The site's template from some of its pages (body, encoding), in discovery order.
     With generator rules on, a site whose pages nearly all have a rule needs none."""
-    roots = [parse_html(decode_html(body, encoding)) for body, encoding in pages]
+    roots = [parse_bounded(decode_html(body, encoding)) for body, encoding in pages]
     if generator_rules and roots:
         ruled = sum(detect_generator(root) is not None for root in roots)
         if ruled >= tpl.RULED_SHARE * len(roots):
