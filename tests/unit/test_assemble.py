@@ -229,6 +229,8 @@ def test_manifest_lists_every_url_with_status_and_position(
         "status": "failed",
         "reason": "http_error",
         "order": None,
+        "tokens": 0,
+        "warnings": {},
     }
     assert by_url[ROOT + "manual.pdf"]["status"] == "skipped"
     assert by_url[ROOT + "manual.pdf"]["reason"] == "not_html"

@@ -42,6 +42,7 @@ def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> Co
         description=description,
         quality=extraction.quality,
         extractor=extraction.extractor,
+        anchors=rendered.anchors,
     )
 
 

@@ -9,11 +9,21 @@ again but announces once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
+from ..anchors import anchors_key
+from ..assemble import (
+    DOCS,
+    LLMS,
+    MANIFEST,
+    PAGES_DIR,
+    AssembledResult,
+    OutputOpener,
+    write_outputs,
+)
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
@@ -57,7 +67,13 @@ def finalize(
         _cancelled(job_id, deps)
         return DONE
     records = without_duplicates(deps.pages.list(job_id))
-    result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
+    result = write_outputs(
+        job,
+        records,
+        lambda key: _read_markdown(deps.blobs, key),
+        open_output,
+        lambda key: _read_anchors(deps.blobs, key),
+    )
     locate = output_key or (lambda name: job_key(job_id, name))
     keys = {kind: locate(name) for kind, name in OUTPUT_NAMES.items()}
     now = deps.clock.now()
@@ -75,6 +91,7 @@ def finalize(
             "truncated": job.truncated,
             "left": job.left,
             "result": keys,
+            **quality_summary(result),
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
@@ -123,6 +140,17 @@ def without_duplicates(records: list[PageRecord]) -> list[PageRecord]:
             seen.add(record.content_hash)
         kept.append(record)
     return kept
+
+
+def quality_summary(result: AssembledResult) -> dict[str, object]:
+    """The crawl's quality report, summed (per page in the manifest): how many pages
+    have each kind of warning (quality.py)."""
+    return {"pages_with_warnings": result.pages_with_warnings, "warnings": result.warnings}
+
+
+def _read_anchors(blobs: BlobStore, key: str) -> dict[str, str]:
+    data = blobs.get(anchors_key(key)) if key else None
+    return json.loads(data) if data is not None else {}
 
 
 def _read_markdown(blobs: BlobStore, key: str) -> str:

@@ -13,6 +13,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 
+from ..anchors import anchors_key
 from ..convert import convert_html
 from ..models import (
     CONVERTER_VERSION,
@@ -56,6 +57,9 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
         return _record_failure(page, exc, deps)
     key = job_key(page.job_id, f"pages/{page.url_hash}.md")
     deps.blobs.put(key, converted.markdown.encode("utf-8"), "text/markdown; charset=utf-8")
+    if converted.anchors:  # read by the assembler only for links to an element id
+        anchors = json.dumps(converted.anchors, ensure_ascii=False).encode("utf-8")
+        deps.blobs.put(anchors_key(key), anchors, "application/json")
     record = _ok_record(page, converted, key)
     if deps.pages.put(record):
         deps.jobs.add_counters(page.job_id, processed=1, words=converted.words)
