@@ -30,20 +30,46 @@ _BLOCK = re.compile("\x02(\\d+)\x03")  # a placeholder for fenced code or an HTM
 
 def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
     """Mark the region's ids in its text; returns the ids of each marker, by number."""
+    slots: dict[tuple[HtmlElement, bool], list[str]] = {}  # (element, its tail?) -> ids
+    for element in _HAS_ID(region):
+        ids = _ids(element)
+        slot = _slot_in(element) or _slot_after(element, region)
+        if ids and slot is not None:
+            slots.setdefault(slot, []).extend(ids)
     groups: list[tuple[str, ...]] = []
-    pending: list[str] = []
-    for event, element in lxml.etree.iterwalk(region, events=("start", "end")):
-        if event == "start":
-            if not isinstance(element.tag, str):
-                continue
-            pending += _ids(element)
-            if pending and element.text and element.text.strip():
-                element.text = _marked(element.text, groups, pending)
-                pending = []
-        elif element is not region and pending and element.tail and element.tail.strip():
-            element.tail = _marked(element.tail, groups, pending)
-            pending = []
+    for (element, tail), ids in slots.items():
+        if tail:
+            element.tail = _marked(element.tail, groups, ids)
+        else:
+            element.text = _marked(element.text, groups, ids)
     return groups
+
+
+_HAS_ID = lxml.etree.XPath(f"descendant-or-self::*[@id or @{ID_ALIASES}] | .//a[@name]")
+
+
+def _slot_in(element: HtmlElement) -> tuple[HtmlElement, bool] | None:
+    """The first text inside the element (document order, tails of children aside)."""
+    for node in element.iter():
+        if isinstance(node.tag, str) and node.text and node.text.strip():
+            return node, False
+    return None
+
+
+def _slot_after(element: HtmlElement, region: HtmlElement) -> tuple[HtmlElement, bool] | None:
+    """The first text after an element without any (``<a name="x"></a>``)."""
+    node = element
+    while node is not None and node is not region:
+        if node.tail and node.tail.strip():
+            return node, True
+        for sibling in node.itersiblings():
+            slot = _slot_in(sibling)
+            if slot is not None:
+                return slot
+            if sibling.tail and sibling.tail.strip():
+                return sibling, True
+        node = node.getparent()
+    return None
 
 
 def _ids(element: HtmlElement) -> list[str]:
