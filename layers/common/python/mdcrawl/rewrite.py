@@ -268,10 +268,27 @@ def link_text(text: str) -> str:
 def plain_text(text: str) -> str:
     """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
     out = []
-    # Links first: a link's text may hold a code span ("[Inspecting `Values`](#x)").
-    for piece, code in _split_code_spans(link_text(text)):
+    for piece, code in _split_code_spans(_links_to_text(text)):
         out.append(piece if code else _plain_prose(piece))
     return "".join(out).strip()
+
+
+_PARKED = re.compile("\uf8f0(\\d+)\uf8f1")
+
+
+def _links_to_text(text: str) -> str:
+    """Links reduced to their text before code spans are read: a link's text may hold a
+    code span ("[Inspecting `Values`](#x)"), and a code span may look like a link."""
+    if "](" not in text:
+        return text
+    spans: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        spans.append(match.group())
+        return f"\uf8f0{len(spans) - 1}\uf8f1"
+
+    reduced = link_text(_CODE_SPAN.sub(park, text))
+    return _PARKED.sub(lambda m: spans[int(m[1])], reduced)
 
 
 def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
