@@ -149,7 +149,5 @@ def _judge(
     report.in_bundle += 1
     path = file if not parts.path else (file.parent / unquote(parts.path))
     path = Path(str(PurePosixPath(path))).resolve()
-    if path not in known:
-        report.unresolved.append((name, target))
-    elif parts.fragment and unquote(parts.fragment) not in known[path]:
+    if path not in known or parts.fragment and unquote(parts.fragment) not in known[path]:
         report.unresolved.append((name, target))

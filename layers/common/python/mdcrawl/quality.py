@@ -89,8 +89,7 @@ def page_warnings(
         warnings["empty"] = 1
     elif words < NEAR_EMPTY_WORDS:
         warnings["near_empty"] = words
-    parts = segments(markdown)
-    if parts and parts[-1][1]:
+    if unclosed_fence(markdown):
         warnings["unbalanced_fences"] = 1
     raw = raw_html_lines(markdown)
     if raw:
@@ -98,6 +97,23 @@ def page_warnings(
     if unresolved_links:
         warnings["unresolved_links"] = unresolved_links
     return warnings
+
+
+def unclosed_fence(markdown: str) -> bool:
+    """Whether the last code fence runs to the end of the text without closing."""
+    parts = segments(markdown)
+    if not parts or not parts[-1][1]:
+        return False
+    lines = parts[-1][0].rstrip("\n").split("\n")
+    opener = _FENCE.match(lines[0])
+    closer = _FENCE.match(lines[-1]) if len(lines) > 1 else None
+    if opener is None or closer is None or closer["rest"].strip():
+        return True
+    fence, end = opener["fence"], closer["fence"]
+    return end[0] != fence[0] or len(end) < len(fence)
+
+
+_FENCE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<rest>.*)$")
 
 
 def raw_html_lines(markdown: str) -> int:
