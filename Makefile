@@ -56,6 +56,7 @@ lint: setup ## ruff
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
 	$(BIN)/python -m bench.crawl
+	$(BIN)/python -m bench.coldstart
 
 synth: setup ## synthesize the CDK app into cdk.out
 	$(BIN)/python app.py

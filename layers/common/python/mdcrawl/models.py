@@ -6,7 +6,7 @@ records travel between the pipeline steps and the ports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -115,9 +115,6 @@ class Job:
     error: str | None = None
     cancel_requested: bool = False
     result_keys: dict[str, str] = field(default_factory=dict)
-
-    def with_(self, **changes: Any) -> Job:
-        return replace(self, **changes)
 
 
 def stored_job_value(name: str, value: Any) -> Any:

@@ -9,8 +9,12 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+try:  # the `cli` extra: the Lambda layer leaves rich (and pygments, markdown-it) out
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+except ModuleNotFoundError as missing:  # pragma: no cover - only on a bare install
+    hint = "mdcrawl's command line needs its cli extra: pip install 'mdcrawl[cli]'"
+    raise SystemExit(hint) from missing
 
 from ...models import Job
 
