@@ -24,8 +24,6 @@ from .rewrite import Slugger
 _OPEN, _CLOSE, _ZERO = "\ue000", "\ue001", 0xE010
 _MARKER = re.compile("\ue000([\ue010-\ue019]+)\ue001")
 _SPACED_MARKERS = re.compile(" (?:\ue000[\ue010-\ue019]+\ue001)+(?= )")
-_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_BLOCK = re.compile("\x02(\\d+)\x03")  # a placeholder for fenced code or an HTML table
 
 
 def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
@@ -92,36 +90,78 @@ def take_anchors(
     body: str, blocks: list[str], groups: list[tuple[str, ...]]
 ) -> tuple[str, dict[str, str]]:
     """Remove the markers from ``body`` and from ``blocks`` (in place); returns the body
-    and ``{id: slug of the heading holding it}`` (``""``: above the first heading)."""
+    and ``{id: slug of the heading holding it}`` (``""``: above the first heading).
+
+    Headings, markers and block placeholders are found by fast scans for their first
+    character and then read in document order: the body can be thousands of lines."""
     if not groups:
         return body, {}
     anchors: dict[str, str] = {}
     slugs = Slugger()
-    current, waiting = "", []  # markers alone on a line wait for the next line with text
-    out = []
-    for line in body.split("\n"):
-        found = _MARKER.findall(line)
-        if found:
-            line = _MARKER.sub("", _SPACED_MARKERS.sub("", line))
-        for index in _BLOCK.findall(line):
-            found += _MARKER.findall(blocks[int(index)])
-            blocks[int(index)] = _MARKER.sub("", blocks[int(index)])
-        heading = _HEADING.match(line)
-        if heading:
-            current = slugs.slug((heading[1] or "").strip())
-        if found and not line.strip():
-            waiting += found
-            continue
-        if line.strip():
-            for marker in (*waiting, *found):
-                for element_id in groups[_number(marker)]:
-                    anchors.setdefault(element_id, current)
+    current, waiting = "", []  # markers alone on a line, before a heading, wait for it
+    for _, kind, match in sorted(_tokens(body)):
+        if kind == "heading":
+            current = slugs.slug(_MARKER.sub("", match["text"] or "").strip())
+            _assign([*waiting, *_MARKER.findall(match.group())], current, groups, anchors)
             waiting = []
-        out.append(line)
-    for marker in waiting:
+        elif kind == "marker":
+            if _alone_before_heading(body, match):
+                waiting.append(match[1])
+            else:
+                _assign([match[1]], current, groups, anchors)
+        else:
+            index = int(match[1])
+            if _OPEN in blocks[index]:
+                _assign(_MARKER.findall(blocks[index]), current, groups, anchors)
+                blocks[index] = _MARKER.sub("", blocks[index])
+    _assign(waiting, current, groups, anchors)
+    return _MARKER.sub("", _SPACED_MARKERS.sub("", body)), anchors
+
+
+def _tokens(body: str) -> list[tuple[int, str, re.Match[str]]]:
+    """Headings, markers (not those on a heading's line: the heading takes them) and
+    block placeholders, with their positions."""
+    found: list[tuple[int, str, re.Match[str]]] = []
+    starts = [0] if _HEADING.match(body) else []
+    starts += [m.start() + 1 for m in _HEADING_START.finditer(body)]
+    for start in starts:
+        heading = _HEADING.match(body, start)
+        if heading is not None:
+            found.append((start, "heading", heading))
+    headings = {start for start, _, _ in found}
+    for kind, pattern, char in (("marker", _MARKER, _OPEN), ("block", _BLOCK, "\x02")):
+        at = body.find(char)
+        while at >= 0:
+            match = pattern.match(body, at)
+            on_heading = kind == "marker" and body.rfind("\n", 0, at) + 1 in headings
+            if match is not None and not on_heading:
+                found.append((at, kind, match))
+            at = body.find(char, at + 1)
+    return found
+
+
+_HEADING_START = re.compile(r"\n {0,3}#{1,6}(?:[ \t]|$)", re.MULTILINE)
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+(?P<text>[^\n]*?))?(?:[ \t]+#+)?[ \t]*(?=\n|$)")
+_BLOCK = re.compile("\x02(\\d+)\x03")
+_NEXT_IS_HEADING = re.compile(r"(?:[ \t]*\n)+ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def _alone_before_heading(body: str, marker: re.Match[str]) -> bool:
+    """A marker with no text on its line, and a heading as the next line of text."""
+    start = body.rfind("\n", 0, marker.start()) + 1
+    end = body.find("\n", marker.end())
+    end = len(body) if end < 0 else end
+    if _MARKER.sub("", body[start:end]).strip():
+        return False
+    return _NEXT_IS_HEADING.match(body, end) is not None
+
+
+def _assign(
+    markers: list[str], slug: str, groups: list[tuple[str, ...]], anchors: dict[str, str]
+) -> None:
+    for marker in markers:
         for element_id in groups[_number(marker)]:
-            anchors.setdefault(element_id, current)
-    return "\n".join(out), anchors
+            anchors.setdefault(element_id, slug)
 
 
 def _number(marker: str) -> int:

@@ -326,7 +326,8 @@ class DocsConverter(MarkdownConverter):
     def escape(self, text: str, parent_tags: set[str]) -> str:
         # "<string>" in prose (Node's type names, "<name>" placeholders) would read as
         # an HTML tag: escaped, it stays text.
-        return _TAG_START.sub(r"\\<", super().escape(text, parent_tags))
+        text = super().escape(text, parent_tags)
+        return _TAG_START.sub(r"\\<", text) if "<" in text else text
 
 
 # What CommonMark could read as raw HTML or an autolink: <tag ...>, </tag>, <!..., <?...

@@ -267,12 +267,15 @@ def link_text(text: str) -> str:
 
 def plain_text(text: str) -> str:
     """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
+    if _MARKUP.search(text) is None:
+        return text.strip()  # most headings: nothing to read but the words
     out = []
     for piece, code in _split_code_spans(_links_to_text(text)):
         out.append(piece if code else _plain_prose(piece))
     return "".join(out).strip()
 
 
+_MARKUP = re.compile(r"[\[\]`*_<>\\&!]")
 _PARKED = re.compile("\uf8f0(\\d+)\uf8f1")
 
 
