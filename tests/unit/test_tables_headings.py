@@ -92,7 +92,7 @@ def test_permalink_glyphs_never_survive_in_headings():
     )
     headings = [line for line in md.text.splitlines() if line.startswith("#")]
     assert headings == ["# Guide", "## File system", "## Install", "## Usage", "## Setup", "## C#"]
-    assert md.anchors["fs"] == "file-system" and md.anchors["install"] == "install"
+    assert md.anchors["fs"] == ("File system", 0) and md.anchors["install"] == ("Install", 0)
 
 
 def test_each_id_maps_to_the_heading_that_holds_it():
@@ -104,16 +104,17 @@ def test_each_id_maps_to_the_heading_that_holds_it():
         "<table><tr><th>a</th><th>b</th></tr><tr><td id='cell'>1</td><td>2</td></tr></table></div>"
         "<h2>One</h2><p id='again'>repeated heading</p>"
     )
+    one, two = ("One", 0), ("Two", 0)
     assert md.anchors == {
-        "intro": "",
-        "s-one": "one",
-        "term": "one",
-        "code": "one",
-        "empty": "one",
-        "s-two": "two",
-        "api.f": "two",
-        "cell": "two",
-        "again": "one-1",
+        "intro": ("", 0),  # above every heading: the page's top
+        "s-one": one,
+        "term": one,
+        "code": one,
+        "empty": one,
+        "s-two": two,
+        "api.f": two,
+        "cell": two,
+        "again": ("One", 1),  # the second heading of that text
     }
     assert "\ue000" not in md.text and "\ue001" not in md.text
     assert "Text here.\n\n```\nx = 1\n```\n\nafter" in md.text

@@ -72,7 +72,7 @@ def test_lines_on_most_pages_are_flagged_as_possible_chrome():
 
 
 def test_links_to_ids_land_on_their_heading_and_misses_are_reported():
-    anchors = {"path.html": {"path_join_paths": "pathjoinpaths"}}
+    anchors = {"path.html": {"path_join_paths": ["path.join(paths)", 0]}}
     recorder = Recorder()
     job = Job(job_id="j1", url=ROOT, options=CrawlOptions())
     result = write_outputs(

@@ -6,9 +6,10 @@ first text after each element that carries an id (``id``, ``<a name>``, or ids k
 the extractor from removed permalinks), so the marker travels through the converter
 with the text it precedes. ``take_anchors`` then reads the rendered markdown line by
 line: a marker in a heading belongs to that heading, any other to the heading above it
-(or to the page's top, ``""``). The markers are removed; what is left is
-``{id: heading slug}``, the slug GitHub-style viewers give that heading in the page
-(``rewrite.Slugger``), which the assembler maps to anchors in ``docs.md`` and ``pages/``.
+(or to the page's top). The markers are removed; what is left is ``{id: (heading text,
+occurrence)}`` (the second "Parameters" heading is ``("Parameters", 1)``, the page's top
+``("", 0)``), which the assembler maps to that heading's anchors in ``docs.md`` and
+``pages/``: slugging is left to it, which slugs every heading anyway.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import lxml.etree
 from lxml.html import HtmlElement
 
 from .extract import ID_ALIASES
-from .rewrite import Slugger
+
+HeadingRef = tuple[str, int]  # a heading's text and how many before it had that text
+TOP: HeadingRef = ("", 0)
 
 _OPEN, _CLOSE, _ZERO = "\ue000", "\ue001", 0xE010
 _MARKER = re.compile("\ue000([\ue010-\ue019]+)\ue001")
@@ -88,20 +91,23 @@ def _marked(text: str, groups: list[tuple[str, ...]], pending: list[str]) -> str
 
 def take_anchors(
     body: str, blocks: list[str], groups: list[tuple[str, ...]]
-) -> tuple[str, dict[str, str]]:
+) -> tuple[str, dict[str, HeadingRef]]:
     """Remove the markers from ``body`` and from ``blocks`` (in place); returns the body
-    and ``{id: slug of the heading holding it}`` (``""``: above the first heading).
+    and ``{id: the heading holding it}`` (``TOP``: above the first heading).
 
     Headings, markers and block placeholders are found by fast scans for their first
     character and then read in document order: the body can be thousands of lines."""
     if not groups:
         return body, {}
-    anchors: dict[str, str] = {}
-    slugs = Slugger()
-    current, waiting = "", []  # markers alone on a line, before a heading, wait for it
+    anchors: dict[str, HeadingRef] = {}
+    seen: dict[str, int] = {}
+    current, waiting = TOP, []  # markers alone on a line, before a heading, wait for it
     for _, kind, match in sorted(_tokens(body)):
         if kind == "heading":
-            current = slugs.slug(_MARKER.sub("", match["text"] or "").strip())
+            text = (match["text"] or "").strip()
+            text = _MARKER.sub("", text).strip() if _OPEN in text else text
+            current = (text, seen.get(text, 0))
+            seen[text] = current[1] + 1
             _assign([*waiting, *_MARKER.findall(match.group())], current, groups, anchors)
             waiting = []
         elif kind == "marker":
@@ -157,11 +163,14 @@ def _alone_before_heading(body: str, marker: re.Match[str]) -> bool:
 
 
 def _assign(
-    markers: list[str], slug: str, groups: list[tuple[str, ...]], anchors: dict[str, str]
+    markers: list[str],
+    heading: HeadingRef,
+    groups: list[tuple[str, ...]],
+    anchors: dict[str, HeadingRef],
 ) -> None:
     for marker in markers:
         for element_id in groups[_number(marker)]:
-            anchors.setdefault(element_id, slug)
+            anchors.setdefault(element_id, heading)
 
 
 def _number(marker: str) -> int:
@@ -169,5 +178,5 @@ def _number(marker: str) -> int:
 
 
 def anchors_key(markdown_key: str) -> str:
-    """Where the process step keeps a page's ``{id: slug}`` beside its markdown blob."""
+    """Where the process step keeps a page's ``{id: heading}`` beside its markdown blob."""
     return markdown_key.removesuffix(".md") + ".anchors.json"

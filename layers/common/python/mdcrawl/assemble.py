@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
 from .llms import llms_txt, site_name
@@ -84,10 +85,11 @@ def write_outputs(
     pages: Sequence[PageRecord],
     read_markdown: Callable[[str], str],
     open_output: OutputOpener,
-    read_anchors: Callable[[str], dict[str, str]] | None = None,
+    read_anchors: Callable[[str], dict[str, Any]] | None = None,
 ) -> AssembledResult:
     """Write every output of ``job`` and say what was written. ``read_anchors(key)``
-    gives a page's ``{element id: heading slug}`` (anchors.py) by its markdown key."""
+    gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
+    markdown key."""
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
     pages, ordered, read_markdown = _retitled(pages, ordered, read_markdown)
@@ -211,7 +213,7 @@ class _Linker:
         self,
         plan: Sequence[_Planned],
         records: Sequence[PageRecord],
-        read_anchors: Callable[[str], dict[str, str]] | None = None,
+        read_anchors: Callable[[str], dict[str, Any]] | None = None,
     ) -> None:
         self._by_key: dict[str, _Planned] = {}
         by_content: dict[str, _Planned] = {}
@@ -226,7 +228,7 @@ class _Linker:
             if alias is not None:
                 self._by_key.setdefault(url_key(record.url), alias)
         self._read_anchors = read_anchors
-        self._anchors: dict[str, dict[str, str]] = {}  # markdown key -> {id: slug}
+        self._anchors: dict[str, dict[str, tuple[str, str]]] = {}  # key -> {id: anchors}
 
         # url -> (target, fragment, _fragment(target, fragment)): the same nav and
         # cross-reference links recur on every page, and each is rewritten twice.
@@ -273,17 +275,33 @@ class _Linker:
         )
         if found is None:
             ids = self._ids(target)
-            slug = ids.get(fragment, ids.get(unquote(fragment)))
-            if slug is not None:
-                found = fragments.get(slug) if slug else (target.anchor, _file_anchor(target))
+            found = ids.get(fragment) or ids.get(unquote(fragment))
         return found
 
-    def _ids(self, target: _Planned) -> dict[str, str]:
+    def _ids(self, target: _Planned) -> dict[str, tuple[str, str]]:
         key = target.page.markdown_key or ""
         if key not in self._anchors:
             read = self._read_anchors
-            self._anchors[key] = read(key) if read is not None and key else {}
+            refs = read(key) if read is not None and key else {}
+            self._anchors[key] = _id_anchors(target, refs) if refs else {}
         return self._anchors[key]
+
+
+def _id_anchors(
+    target: _Planned, refs: dict[str, Sequence[object]]
+) -> dict[str, tuple[str, str]]:
+    """``{element id: (docs.md anchor, anchor in its file)}`` from the converter's
+    ``{id: (heading text, occurrence)}``; the page's top for ids above its headings."""
+    slugs, seen = Slugger(), Counter[str]()
+    by_heading = {}
+    for heading in target.headings:
+        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, slugs.slug(heading.text))
+        seen[heading.text] += 1
+    top = (target.anchor, _file_anchor(target))
+    return {
+        element_id: by_heading.get((str(ref[0]), int(str(ref[1]))), top)
+        for element_id, ref in refs.items()
+    }
 
 
 def _file_anchor(target: _Planned) -> str:

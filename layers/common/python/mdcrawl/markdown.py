@@ -28,7 +28,7 @@ from markdownify import (
 )
 
 from . import selectors as sel
-from .anchors import mark_ids, take_anchors
+from .anchors import HeadingRef, mark_ids, take_anchors
 from .extract import is_permalink_glyph, move_ids, select
 
 LANG_ATTR = "data-mdcrawl-lang"
@@ -88,7 +88,7 @@ _HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
 class Markdown:
     text: str
     prose_words: int  # words outside code blocks and link targets
-    anchors: dict[str, str] = field(default_factory=dict)  # element id -> heading slug
+    anchors: dict[str, HeadingRef] = field(default_factory=dict)  # element id -> heading
 
 
 # ---------------------------------------------------------------- annotate (lxml)

@@ -206,9 +206,9 @@ class ConvertedPage:
     description: str = ""  # one line for llms.txt
     quality: float = 1.0  # extractor's confidence; readability fallback lowers it
     extractor: str = ""  # which rule picked the content region, for debugging
-    # element id -> slug of the heading that holds it ("" = the page's top): where a
-    # link to page.html#id lands (anchors.py)
-    anchors: dict[str, str] = field(default_factory=dict)
+    # element id -> (text, occurrence) of the heading that holds it (("", 0): the page's
+    # top): where a link to page.html#id lands (anchors.py)
+    anchors: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def quality_summary(result: AssembledResult) -> dict[str, object]:
     return {"pages_with_warnings": result.pages_with_warnings, "warnings": result.warnings}
 
 
-def _read_anchors(blobs: BlobStore, key: str) -> dict[str, str]:
+def _read_anchors(blobs: BlobStore, key: str) -> dict[str, list[object]]:
     data = blobs.get(anchors_key(key)) if key else None
     return json.loads(data) if data is not None else {}
 
