@@ -15,6 +15,7 @@ occurrence)}`` (the second "Parameters" heading is ``("Parameters", 1)``, the pa
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import lxml.etree
 from lxml.html import HtmlElement
@@ -26,7 +27,6 @@ TOP: HeadingRef = ("", 0)
 
 _OPEN, _CLOSE, _ZERO = "\ue000", "\ue001", 0xE010
 _MARKER = re.compile("\ue000([\ue010-\ue019]+)\ue001")
-_SPACED_MARKERS = re.compile(" (?:\ue000[\ue010-\ue019]+\ue001)+(?= )")
 
 
 def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
@@ -102,13 +102,12 @@ def take_anchors(
     anchors: dict[str, HeadingRef] = {}
     seen: dict[str, int] = {}
     current, waiting = TOP, []  # markers alone on a line, before a heading, wait for it
-    for _, kind, match in sorted(_tokens(body)):
-        if kind == "heading":
-            text = (match["text"] or "").strip()
-            text = _MARKER.sub("", text).strip() if _OPEN in text else text
+    for _, kind, match in sorted(_tokens(body), key=_position):
+        if isinstance(match, str):  # a heading's line
+            text = _heading_text(match)
             current = (text, seen.get(text, 0))
             seen[text] = current[1] + 1
-            _assign([*waiting, *_MARKER.findall(match.group())], current, groups, anchors)
+            _assign([*waiting, *_MARKER.findall(match)], current, groups, anchors)
             waiting = []
         elif kind == "marker":
             if _alone_before_heading(body, match):
@@ -121,20 +120,19 @@ def take_anchors(
                 _assign(_MARKER.findall(blocks[index]), current, groups, anchors)
                 blocks[index] = _MARKER.sub("", blocks[index])
     _assign(waiting, current, groups, anchors)
-    return _MARKER.sub("", _SPACED_MARKERS.sub("", body)), anchors
+    return _MARKER.sub("", body), anchors
 
 
-def _tokens(body: str) -> list[tuple[int, str, re.Match[str]]]:
-    """Headings, markers (not those on a heading's line: the heading takes them) and
+def _tokens(body: str) -> list[tuple[int, str, Any]]:
+    """Heading lines, markers (not those on a heading's line: the heading takes them) and
     block placeholders, with their positions."""
-    found: list[tuple[int, str, re.Match[str]]] = []
-    starts = [0] if _HEADING.match(body) else []
+    found: list[tuple[int, str, Any]] = []
+    starts = [0] if _HEADING_START.match("\n" + body[:8]) else []
     starts += [m.start() + 1 for m in _HEADING_START.finditer(body)]
     for start in starts:
-        heading = _HEADING.match(body, start)
-        if heading is not None:
-            found.append((start, "heading", heading))
-    headings = {start for start, _, _ in found}
+        end = body.find("\n", start)
+        found.append((start, "heading", body[start : end if end >= 0 else len(body)]))
+    headings = set(starts)
     for kind, pattern, char in (("marker", _MARKER, _OPEN), ("block", _BLOCK, "\x02")):
         at = body.find(char)
         while at >= 0:
@@ -146,8 +144,23 @@ def _tokens(body: str) -> list[tuple[int, str, re.Match[str]]]:
     return found
 
 
+def _position(token: tuple[int, str, Any]) -> int:
+    return token[0]
+
+
+def _heading_text(line: str) -> str:
+    """An ATX heading's text as ``rewrite.headings`` reads it: no markers, no closing #s."""
+    text = line.lstrip(" ").lstrip("#")
+    if _OPEN in text:
+        text = _MARKER.sub("", text)
+    text = text.strip(" \t")
+    if text.endswith("#"):
+        text = _CLOSING_HASHES.sub("", " " + text).strip(" \t")
+    return text
+
+
+_CLOSING_HASHES = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 _HEADING_START = re.compile(r"\n {0,3}#{1,6}(?:[ \t]|$)", re.MULTILINE)
-_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+(?P<text>[^\n]*?))?(?:[ \t]+#+)?[ \t]*(?=\n|$)")
 _BLOCK = re.compile("\x02(\\d+)\x03")
 _NEXT_IS_HEADING = re.compile(r"(?:[ \t]*\n)+ {0,3}#{1,6}(?:[ \t]|$)")
 
