@@ -41,7 +41,7 @@ def test_every_in_bundle_link_resolves(
     assert all(isinstance(m["warnings"], dict) for m in manifest)
     warned = sum(1 for m in manifest if m["warnings"])
     summary = capsys.readouterr().out
-    assert (f"{warned} pages with warnings" in summary) == (warned > 0)
+    assert (f"{warned} page{'s' * (warned != 1)} with warnings" in summary) == (warned > 0)
 
 
 def _fragment_links(out: Path):  # noqa: ANN202 - a generator of link targets

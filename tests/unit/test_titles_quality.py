@@ -91,3 +91,15 @@ def test_links_to_ids_land_on_their_heading_and_misses_are_reported():
     assert by_title["Guide"]["tokens"] == len(recorder.text("pages/0004-guide.md")) // 4 + 1
     assert result.warnings == {"empty": 1, "unresolved_links": 1}
     assert result.pages_with_warnings == 2
+
+
+def test_the_summary_line_sums_the_warnings():
+    from mdcrawl.cli import quality_note
+
+    assert quality_note({}) == ""
+    assert quality_note({"pages_with_warnings": 0, "warnings": {}}) == ""
+    note = quality_note({"pages_with_warnings": 3, "warnings": {"raw_html_lines": 1, "empty": 2}})
+    assert note == "3 pages with warnings (1 raw HTML, 2 empty; see manifest.jsonl)"
+    assert quality_note({"pages_with_warnings": 1, "warnings": {"near_empty": 1}}).startswith(
+        "1 page with warnings (1 near-empty"
+    )

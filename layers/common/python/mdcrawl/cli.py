@@ -236,7 +236,7 @@ def quality_note(quality: dict[str, Any]) -> str:
         return ""
     kinds = quality.get("warnings") or {}
     detail = ", ".join(f"{n} {_WARNING_NAMES.get(kind, kind)}" for kind, n in kinds.items())
-    return f"{pages} pages with warnings ({detail}; see manifest.jsonl)"
+    return f"{pages} page{'s' * (pages != 1)} with warnings ({detail}; see manifest.jsonl)"
 
 
 def _error(message: str, code: int) -> int:
