@@ -7,7 +7,8 @@ STAMP   := $(VENV)/.installed
 DOC_PACKAGES := python-requests-doc mkdocs-doc python-flask-doc python-celery-doc cargo-doc \
 	git-doc libpam-doc lmdb-doc python-typer-doc postgresql-doc-15 python-django-doc \
 	python3.11-doc chromium
-DOC_EXTRACT_PACKAGES := rust-doc libcommons-lang3-java-doc
+DOC_EXTRACT_PACKAGES := rust-doc libcommons-lang3-java-doc libglib2.0-doc nodejs-doc libghc-aeson-doc \
+	sbcl-doc
 URL     ?=
 OUT     ?=
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -56,6 +57,7 @@ lint: setup ## ruff
 
 bench: setup fixtures ## benchmarks: printed ratios, never asserted
 	$(BIN)/python -m bench.crawl
+	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.coldstart
 
 synth: setup ## synthesize the CDK app into cdk.out

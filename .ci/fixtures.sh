@@ -6,7 +6,8 @@
 #   .ci/fixtures.sh [install-packages...] [-- extract-only-packages...]
 #
 # Extract-only packages are docs whose package pulls in heavy dependencies the tests never
-# use (rust-doc: MathJax and fonts; libcommons-lang3-java-doc: the whole JDK docs): their
+# use (rust-doc: MathJax and fonts; libcommons-lang3-java-doc: the whole JDK docs;
+# nodejs-doc: installing it removes node; libghc-aeson-doc: the GHC docs): their
 # files are unpacked in place with dpkg-deb, without installing the dependencies.
 set -euo pipefail
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)

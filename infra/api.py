@@ -57,6 +57,7 @@ def job_request_schema(settings: Settings) -> apigw.JsonSchema:
             "max_age_s": S(type=T.NUMBER, minimum=0),
             "no_cache": S(type=T.BOOLEAN),
             "ignore_robots": S(type=T.BOOLEAN),
+            "max_tokens": S(type=T.INTEGER, minimum=200),  # the parts result
         },
     )
 

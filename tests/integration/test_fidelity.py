@@ -1,8 +1,17 @@
-"""Fidelity of the converter over whole real documentation sites (Debian *-doc packages).
+"""Fidelity of mdcrawl's real output over whole Debian doc sites, on the independent scorer.
 
-Every page of each installed site is converted and scored against the region its
-generator marks as content (mdcrawl.fidelity). The floors are the brief's targets;
-the numbers reached when this was written are noted beside each site, all above them.
+Each site is served on 127.0.0.1 and crawled with `mdcrawl crawl` (capped on big sites:
+``Site.max_pages``, crawled one request at a time so the capped set is the same on every
+run); each page's ``pages/*.md`` is scored against its HTML file with the site's gold file
+(``tests/fixtures/gold/<site>.toml``) by ``mdcrawl.fidelity``, which imports nothing of
+the converter. Floors hold the mean and the 5th percentile of pages.
+
+``TARGETS`` (issue 8) are the goal. Where a site does not reach one today, its floor is
+the level it reaches today (a regression floor, in ``REGRESSION_FLOORS``); the table
+below says which site misses which target by how much. Raise a floor when it is met.
+
+``crawl_and_score(name, work, *args)`` passes extra `mdcrawl crawl` arguments, so a
+rules-off run (a flag the template work adds) can be scored the same way.
 """
 
 from __future__ import annotations
@@ -10,94 +19,186 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from markdownify import markdownify
-from mdcrawl.fidelity import TARGETS, score_page, score_site
+from mdcrawl.fidelity import LOWER_IS_BETTER, SITE_METRICS, SiteResult, load_gold, score_bundle
+from mdcrawl.fidelity.targets import P5_RECALL, TARGETS
 
-from tests.support.sites import require_site
+from tests.support.demo import crawl
+from tests.support.server import serve_directory
+from tests.support.sites import GOLD, SITES, require_site
 
-# Reached: requests 27 pages, flask 77, mkdocs 23, celery 350, cargo 671 - every share
-# >= 0.998 (words), 1.000 (code, languages, cells, links), >= 0.9999 (headings); leak 0.
-SITES = ["requests", "flask", "mkdocs", "celery", "cargo"]
+# Issue 8's targets (on a site's mean; P5_PAGE_RECALL on its 5th-percentile page).
+RECALL = 0.97
+PRECISION = 0.95
+CHROME_LEAK = 0.01  # at most 1 % of lines
+CODE_VERBATIM = 0.97
+CODE_LANGUAGE = 0.95
+HEADINGS = 0.95
+TABLE_CELLS = 0.90
+LINK_RECALL = 0.95
+RAW_HTML = 0.005  # at most 0.5 % of lines
+P5_PAGE_RECALL = 0.90
+ISSUE_TARGETS = {
+    "recall": RECALL,
+    "precision": PRECISION,
+    "chrome_leak": CHROME_LEAK,
+    "code_verbatim": CODE_VERBATIM,
+    "code_language": CODE_LANGUAGE,
+    "headings": HEADINGS,
+    "table_cells": TABLE_CELLS,
+    "links": LINK_RECALL,
+    "raw_html": RAW_HTML,
+}
 
-
-@pytest.mark.parametrize("name", SITES)
-def test_site_meets_fidelity_floors(name):
-    site = require_site(name)
-    scores = score_site(site.root, f"https://{name}.docs.example/", worst=5)
-    assert scores.pages > 10
-    assert scores.duplicates == 0, "two pages converted to identical markdown"
-    for metric, value in scores.means.items():
-        if metric == "nav_leak":
-            assert value <= TARGETS[metric], (metric, value, scores.worst)
-        else:
-            assert value >= TARGETS[metric], (metric, value, scores.worst)
-
-
-# More generators; their packages are listed here (not in tests/support/sites.py).
-# CI installs: rust-doc (17 MB download), libcommons-lang3-java-doc, git-doc, libpam-doc,
-# lmdb-doc (2.3 MB installed), python-typer-doc (2.2 MB), postgresql-doc-15 (16.5 MB).
-MORE_SITES = {
-    # mdBook (the Rust book, with its 2018-edition and first-edition stub pages)
-    # 4 identical: old-edition stub pages; not yet checked whether their HTML bodies match.
-    "rust-book": ("rust-doc", "/usr/share/doc/rust-doc/html/book", 4),
-    # Javadoc 17: src-html/ holds one identical source page per nested class
-    # (Foo.html, Foo.Bar.html differ only in <meta description>): duplicates are real.
-    "commons-lang3": ("libcommons-lang3-java-doc", "/usr/share/doc/libcommons-lang3-java/api", 60),
-    "git": ("git-doc", "/usr/share/doc/git-doc", 1),  # AsciiDoc; git-stage is a copy
-    "pam": ("libpam-doc", "/usr/share/doc/libpam-doc/html", 1),  # DocBook XSL
-    "lmdb": ("lmdb-doc", "/usr/share/doc/lmdb-doc/html", 0),  # Doxygen 1.9 (C API)
-    "typer": ("python-typer-doc", "/usr/share/doc/python-typer-doc/html", 0),  # MkDocs, RTD theme
-    # DocBook XSL, 1,169 chunked pages: the largest site here (about a minute to score).
-    "postgresql": ("postgresql-doc-15", "/usr/share/doc/postgresql-doc-15/html", 0),
-    # Sphinx themes nobody tuned a rule on before they were measured here: Python's own
-    # docs (pydoctheme) and Django's (djangodocs, a YUI grid without div.body).
-    "python": ("python3.11-doc", "/usr/share/doc/python3.11/html", 0),
-    "django": ("python-django-doc", "/usr/share/doc/python-django-doc/html", 0),
+# Sites that miss a target today (table), and the regression floors they are held to
+# instead: (mean, 5th percentile), upper bounds for chrome_leak and raw_html; a 5th
+# percentile below the target is held at today's level too. Measured with the
+# converter on main (generator rules on) on the capped crawls of tests/support/sites.py.
+# Node.js, Haddock and Texinfo match no rule (structural #content / readability): theirs
+# are rules-off numbers. gtk-doc has no rule of its own but writes DocBook XSL markup, so
+# the DocBook rule fires on glib: a true rules-off number for it needs the rules-off flag.
+#
+#   site           metric           mean     p5      target    miss
+#   aeson          precision        0.862  0.686   >= 0.95    -0.088
+#   aeson          links            0.412  0.000   >= 0.95    -0.538
+#   aeson          raw_html         0.007  0.064   <= 0.005   +0.002
+#   cargo          headings         0.789  0.372   >= 0.95    -0.161
+#   cargo          links            0.846  0.667   >= 0.95    -0.104
+#   cargo          raw_html         0.108  0.266   <= 0.005   +0.103
+#   celery         precision        0.930  0.619   >= 0.95    -0.020
+#   celery         links            0.361  0.000   >= 0.95    -0.589
+#   commons-lang3  links            0.679  0.312   >= 0.95    -0.270
+#   commons-lang3  raw_html         0.069  0.381   <= 0.005   +0.064
+#   django         links            0.596  0.110   >= 0.95    -0.354
+#   flask          links            0.576  0.000   >= 0.95    -0.374
+#   git            links            0.932  0.588   >= 0.95    -0.017
+#   git            raw_html         0.054  0.140   <= 0.005   +0.049
+#   glib           chrome_leak      0.012  0.043   <= 0.01    +0.002
+#   glib           code_verbatim    0.934  0.700   >= 0.97    -0.036
+#   glib           links            0.688  0.276   >= 0.95    -0.262
+#   glib           raw_html         0.078  0.222   <= 0.005   +0.073
+#   lmdb           links            0.037  0.000   >= 0.95    -0.913
+#   lmdb           raw_html         0.027  0.139   <= 0.005   +0.022
+#   mkdocs         links            0.926  0.549   >= 0.95    -0.024
+#   nodejs         precision        0.837  0.470   >= 0.95    -0.113
+#   nodejs         chrome_leak      0.097  0.266   <= 0.01    +0.087
+#   nodejs         raw_html         0.050  0.122   <= 0.005   +0.045
+#   nodejs         titles           0.000  0.000   >= 0.95    -0.950
+#   pam            links            0.674  0.000   >= 0.95    -0.276
+#   postgresql     links            0.935  0.341   >= 0.95    -0.015
+#   python         links            0.901  0.400   >= 0.95    -0.049
+#   requests       links            0.793  0.121   >= 0.95    -0.157
+#   sbcl           recall           0.941  0.737   >= 0.97    -0.029
+#   sbcl           recall p5        0.737  0.737   >= 0.9     -0.163
+#   sbcl           precision        0.878  0.368   >= 0.95    -0.072
+#   sbcl           chrome_leak      0.041  0.250   <= 0.01    +0.031
+#   sbcl           headings         0.845  0.333   >= 0.95    -0.105
+#   sbcl           links            0.284  0.000   >= 0.95    -0.666
+REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
+    "aeson": {
+        "precision": (0.85, 0.65),
+        "code_verbatim": (0.97, 0.93),
+        "table_cells": (0.9, 0.57),
+        "links": (0.4, 0.0),
+        "raw_html": (0.02, 0.1),
+    },
+    "cargo": {
+        "precision": (0.95, 0.9),
+        "headings": (0.77, 0.34),
+        "links": (0.83, 0.63),
+        "raw_html": (0.12, 0.3),
+    },
+    "celery": {"precision": (0.91, 0.58), "links": (0.35, 0.0)},
+    "commons-lang3": {"headings": (0.95, 0.85), "links": (0.66, 0.28), "raw_html": (0.08, 0.42)},
+    "django": {"links": (0.58, 0.07)},
+    "flask": {"links": (0.56, 0.0)},
+    "git": {"links": (0.92, 0.55), "raw_html": (0.07, 0.18)},
+    "glib": {
+        "precision": (0.95, 0.89),
+        "chrome_leak": (0.03, 0.08),
+        "code_verbatim": (0.92, 0.67),
+        "headings": (0.95, 0.72),
+        "links": (0.67, 0.24),
+        "raw_html": (0.09, 0.26),
+    },
+    "lmdb": {"links": (0.02, 0.0), "raw_html": (0.04, 0.17)},
+    "mkdocs": {"precision": (0.95, 0.84), "links": (0.91, 0.51)},
+    "nodejs": {
+        "precision": (0.82, 0.43),
+        "chrome_leak": (0.11, 0.3),
+        "raw_html": (0.06, 0.16),
+        "titles": (0.0, 0.0),
+    },
+    "pam": {"links": (0.66, 0.0)},
+    "postgresql": {"links": (0.92, 0.31)},
+    "python": {"links": (0.89, 0.37)},
+    "requests": {"links": (0.78, 0.09)},
+    "rust-book": {"headings": (0.95, 0.47), "links": (0.95, 0.72)},
+    "sbcl": {
+        "recall": (0.93, 0.7),
+        "precision": (0.86, 0.33),
+        "chrome_leak": (0.06, 0.29),
+        "headings": (0.83, 0.3),
+        "links": (0.27, 0.0),
+    },
+    "typer": {"precision": (0.95, 0.88)},
 }
 
 
-@pytest.mark.parametrize("name", sorted(MORE_SITES))
-def test_more_generators_meet_fidelity_floors(name):
-    package, root, max_duplicates = MORE_SITES[name]
-    root = Path(root)
-    if not root.is_dir():
-        pytest.fail(f"{package} is not installed: apt-get install {package}")
-    scores = score_site(root, f"https://{name}.docs.example/", worst=5)
-    assert scores.pages > 10
-    assert scores.duplicates <= max_duplicates
-    for metric, value in scores.means.items():
-        if metric == "nav_leak":
-            assert value <= TARGETS[metric], (metric, value, scores.worst)
-        else:
-            assert value >= TARGETS[metric], (metric, value, scores.worst)
+def crawl_and_score(name: str, work: Path, *extra: str) -> SiteResult:
+    """Crawl the site with the real CLI (``extra``: more `mdcrawl crawl` args, e.g. a
+    rules-off flag) and score its bundle against the site's gold file."""
+    site = require_site(name)
+    cap = ("--max-pages", str(site.max_pages), "--concurrency", "1") if site.max_pages else ()
+    with serve_directory(site.root) as server:
+        code = crawl(server.url(site.start), work / "cache", work / "out", *cap, *extra)
+    assert code == 0
+    return score_bundle(work / "out", site.root, server.url("/"), load_gold(GOLD / f"{name}.toml"))
 
 
-def test_scores_catch_a_converter_that_leaks_chrome():
-    """The metric must be able to fail: the naive whole-page conversion leaks nav."""
-    site = require_site("flask")
-    page = site.root / "quickstart.html"
-    html = page.read_text(encoding="utf-8")
-    naive = markdownify(html)
-    scores = score_page(html, "https://flask.docs.example/quickstart.html", naive)
-    assert scores.nav_leak > TARGETS["nav_leak"]
-    assert scores.links < TARGETS["links"]  # relative links left as they were
+def floors(name: str) -> dict[str, tuple[float, float]]:
+    """(mean floor, 5th-percentile floor) per metric: the target, or today's level."""
+    own = REGRESSION_FLOORS.get(name, {})
+    result = {}
+    for metric in SITE_METRICS:
+        worst = 1.0 if metric in LOWER_IS_BETTER else 0.0
+        tail = P5_PAGE_RECALL if metric == "recall" else worst
+        target = ISSUE_TARGETS.get(metric, TARGETS[metric])  # order, line numbers, titles
+        result[metric] = own.get(metric, (target, tail))
+    return result
 
 
-def test_verbatim_tolerates_trimmed_edges_but_catches_lost_blank_lines():
-    html = "<main><pre>\n\nimport os\n\n\nx = 1\n\n</pre></main>"
-    url = "https://x.example/p.html"
-    assert score_page(html, url, "```\nimport os\n\n\nx = 1\n```").code_verbatim == 1.0
-    assert score_page(html, url, "```\nimport os\n\nx = 1\n```").code_verbatim == 0.0
+def misses(result: SiteResult, name: str) -> list[str]:
+    found = []
+    for metric, (mean_floor, tail_floor) in floors(name).items():
+        agg = result.metrics[metric]
+        lower = metric in LOWER_IS_BETTER
+        for label, value, floor in (("mean", agg.mean, mean_floor), ("p5", agg.tail, tail_floor)):
+            if (value > floor) if lower else (value < floor):
+                found.append(f"{metric} {label} {value:.4f} vs floor {floor} {result.worst(metric)}")
+    return found
 
 
-def test_html_blocks_and_admonition_labels_are_read_as_rendered():
-    html = (
-        "<main><div class='tip'><h3>Tip</h3><p>Mind the disk.</p></div>"
-        "<table><tr><td><p>a b</p><ul><li>c</li></ul></td></tr></table></main>"
-    )
-    url = "https://x.example/p.html"
-    md = "> **Tip:** Mind the disk.\n\n<table><tr><td><p>a b</p><ul><li>c</li></ul></td></tr></table>"
-    scores = score_page(html, url, md)
-    assert scores.headings == 1.0 and scores.table_cells == 1.0 and scores.words == 1.0
-    lost = score_page(html, url, "Mind the disk.\n\n<table><tr><td><p>a</p></td></tr></table>")
-    assert lost.headings == 0.0 and lost.table_cells == 0.0
+@pytest.mark.parametrize("name", sorted(SITES))
+def test_site_meets_its_fidelity_floors(name: str, tmp_path: Path) -> None:
+    result = crawl_and_score(name, tmp_path)
+    assert len(result.pages) > 10
+    assert misses(result, name) == []
+
+
+def test_the_report_prints_the_issue_targets():
+    """The report's targets (mdcrawl.fidelity.targets) are the ones floors start from."""
+    assert {m: TARGETS[m] for m in ISSUE_TARGETS} == ISSUE_TARGETS
+    assert P5_RECALL == P5_PAGE_RECALL
+
+
+def test_the_report_command_crawls_a_folder_and_scores_it(capsys: pytest.CaptureFixture[str]):
+    """`python -m mdcrawl.fidelity DIR`: serve, crawl with the real CLI, score, report."""
+    from mdcrawl.fidelity.__main__ import main
+
+    here = Path(__file__).parent.parent / "fixtures" / "fidelity"
+    args = [str(here / "site"), "--start", "guide.html", "--gold", str(here / "gold.toml")]
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    assert "pages: 2   (gold: example)" in report
+    assert main([str(here / "site"), "--start", "guide.html"]) == 0
+    assert "generic fallback gold" in capsys.readouterr().out

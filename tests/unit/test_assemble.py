@@ -13,6 +13,7 @@ import pytest
 from mdcrawl.assemble import AssembledResult, page_slug, write_outputs
 from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
 from mdcrawl.rewrite import Slugger, headings
+from mdcrawl.tokens import estimate_tokens
 
 ROOT = "https://docs.example.org/docs/"
 
@@ -230,6 +231,7 @@ def test_manifest_lists_every_url_with_status_and_position(
         "reason": "http_error",
         "order": None,
         "tokens": 0,
+        "native": None,
         "warnings": {},
     }
     assert by_url[ROOT + "manual.pdf"]["status"] == "skipped"
@@ -237,6 +239,13 @@ def test_manifest_lists_every_url_with_status_and_position(
     usage = by_url[ROOT + "usage/"]
     assert (usage["order"], usage["file"], usage["from_cache"]) == (3, "pages/0003-usage.md", True)
     assert [line["order"] for line in lines[:4]] == [1, 2, 3, 4]
+    # each placed page's tokens: its markdown (with its title line) estimated, chars / 4
+    files = {line["file"]: line["tokens"] for line in lines if line["file"]}
+    assert all(tokens > 0 for tokens in files.values())
+    assert files["pages/0003-usage.md"] == estimate_tokens(MARKDOWN["usage"])
+    # a page without a heading is counted with the title line it is given
+    config = "# Configuration\n\n" + MARKDOWN["config"]
+    assert files["pages/0004-usage-configuration.md"] == estimate_tokens(config)
 
 
 def test_llms_txt_lists_pages_by_section(

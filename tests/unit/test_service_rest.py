@@ -303,7 +303,8 @@ def test_a_completed_job_links_every_result_format(api: Api) -> None:
     result = api.call("GET", f"/jobs/{job_id}").json()["links"]["result"]
 
     assert result == {
-        f: f"/jobs/{job_id}/result?format={f}" for f in ("markdown", "llms", "manifest", "pages")
+        f: f"/jobs/{job_id}/result?format={f}"
+        for f in ("markdown", "llms", "manifest", "pages", "llms_full", "chunks", "parts")
     }
 
 
@@ -404,6 +405,23 @@ def test_pages_zip_is_built_once_from_the_ok_pages_in_order(api: Api) -> None:
     api.stores.blobs.put(zip_key, b"sentinel")
     api.call("GET", f"/jobs/{job_id}/result", query={"format": "pages"})
     assert api.stores.blobs.get(zip_key) == b"sentinel"
+
+
+def test_parts_zip_holds_the_index_then_the_parts_in_order(api: Api) -> None:
+    job_id = submit(api, max_tokens=1000)["job_id"]
+    assert api.call("GET", f"/jobs/{job_id}").json()["options"]["max_tokens"] == 1000
+    complete(api, job_id)
+    missing = api.call("GET", f"/jobs/{job_id}/result", query={"format": "parts"})
+    assert missing.status == 404  # finalize wrote no parts (yet)
+    for name in ("docs-parts.md", "docs-002.md", "docs-001.md"):
+        api.stores.blobs.put(job_key(job_id, name), f"<{name}>".encode())
+
+    response = api.call("GET", f"/jobs/{job_id}/result", query={"format": "parts"})
+
+    assert response.status == 302
+    archive = zipfile.ZipFile(io.BytesIO(api.stores.blobs.get(job_key(job_id, "parts.zip"))))
+    assert archive.namelist() == ["docs-parts.md", "docs-001.md", "docs-002.md"]
+    assert archive.read("docs-002.md") == b"<docs-002.md>"
 
 
 # --- POST /jobs/{id}/cancel ---------------------------------------------------------

@@ -74,6 +74,7 @@ class _Planned:
     headings: tuple[_Heading, ...]  # the first is the page's own title
     fragments: dict[str, tuple[str, str]]  # fragment -> (docs.md anchor, anchor in its file)
     unresolved: list[int] = field(default_factory=lambda: [0])  # links from it to no anchor
+    tokens: int = 0  # the page's markdown, estimated (mdcrawl.tokens), for the manifest
 
     @property
     def anchor(self) -> str:
@@ -101,7 +102,7 @@ def write_outputs(
     )
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     _write_manifest(open_output, pages, plan, report)
-    warnings = [found for _, found in report.values()]
+    warnings = list(report.values())
     return AssembledResult(
         names=(*(p.file for p in plan), DOCS, LLMS, MANIFEST),
         pages=len(plan),
@@ -156,7 +157,8 @@ def _plan(
         markdown = _with_title(read_markdown(page.markdown_key or ""), page)
         repeated.sample(markdown)
         file = f"{PAGES_DIR}{index:0{width}d}-{page_slug(page.url, start_url)}.md"
-        plan.append(_plan_page(page, file, headings(markdown), doc_slugs))
+        planned = _plan_page(page, file, headings(markdown), doc_slugs)
+        plan.append(replace(planned, tokens=estimate_tokens(markdown)))
     return plan
 
 
@@ -334,7 +336,7 @@ def _yaml(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML scalar
 
 
-_Report = dict[int, tuple[int, dict[str, int]]]  # id(page) -> (tokens, warnings)
+_Report = dict[int, dict[str, int]]  # id(page) -> its warnings (quality.py)
 
 
 def _write_docs_and_pages(
@@ -364,7 +366,7 @@ def _write_docs_and_pages(
             sink.write(_section(planned, in_document))
             lines = repeated.count(markdown)
             warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
-            report[id(planned.page)] = (estimate_tokens(text), warnings)
+            report[id(planned.page)] = warnings
         return sink.chars, report
 
 
@@ -410,14 +412,20 @@ def _write_manifest(
 ) -> None:
     # 1-based, like the file numbers: order 3 is pages/0003-….md
     position = {id(p.page): (i, p.file) for i, p in enumerate(plan, start=1)}
+    tokens = {id(p.page): p.tokens for p in plan}
     placed = [p.page for p in plan]
     others = sorted((p for p in pages if id(p) not in position), key=lambda p: (p.order, p.url))
     with open_output(MANIFEST) as stream:
         for page in (*placed, *others):
             index, file = position.get(id(page), (None, None))
-            tokens, warnings = report.get(id(page), (0, {}))
-            entry = _manifest_line(page, file, index) | {"tokens": tokens, "warnings": warnings}
-            stream.write(f"{json.dumps(entry, ensure_ascii=False)}\n".encode())
+            entry = {
+                **_manifest_line(page, file, index),
+                "tokens": tokens.get(id(page), 0),
+                "native": page.native,
+                "warnings": report.get(id(page), {}),
+            }
+            line = json.dumps(entry, ensure_ascii=False)
+            stream.write(f"{line}\n".encode())
 
 
 def _manifest_line(page: PageRecord, file: str | None, index: int | None) -> dict[str, object]:

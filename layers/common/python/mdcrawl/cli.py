@@ -14,6 +14,7 @@ from typing import Any
 from . import __version__
 from .adapters.local.terminal import make_reporter
 from .errors import InvalidInput
+from .library import cli_commands as library_commands
 from .models import CrawlOptions, JobStatus
 from .runtime.local import LocalRun, RunResult, run_crawl
 from .serve import cli_commands as serve_commands
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_crawl(commands)
     serve_commands.register(commands)  # serve, submit, watch (mdcrawl[serve])
+    library_commands.register(commands)  # list, search, diff, mcp (the docs library)
     return parser
 
 
@@ -160,7 +162,29 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="cache and crawl state (default: $XDG_CACHE_HOME/mdcrawl or ~/.cache/mdcrawl)",
     )
     crawl.add_argument("--verbose", "-v", action="store_true", help="log warnings")
+    _add_library_options(crawl)
     crawl.set_defaults(handler=crawl_command)
+
+
+def _add_library_options(crawl: argparse.ArgumentParser) -> None:
+    """The docs library and context-window options of `mdcrawl crawl`."""
+    crawl.add_argument(
+        "--label",
+        metavar="NAME",
+        help="the version's name in the library (default: from the URL, else the date)",
+    )
+    crawl.add_argument(
+        "--max-tokens",
+        type=_bounded(int, 200),
+        metavar="N",
+        help="also write docs-001.md... parts of at most N tokens (estimated: chars / 4)",
+    )
+    crawl.add_argument(
+        "--prefer-native",
+        action="store_true",
+        help="use a page's own markdown twin (page.md beside page.html) when the site has "
+        "them (probed on the start page; one more request per page)",
+    )
 
 
 def options_from(args: argparse.Namespace) -> CrawlOptions:
@@ -174,12 +198,14 @@ def options_from(args: argparse.Namespace) -> CrawlOptions:
         max_age_s=float(args.max_age),
         use_cache=not args.no_cache,
         respect_robots=not args.ignore_robots,
+        max_tokens=int(args.max_tokens) if args.max_tokens else None,
+        prefer_native=bool(args.prefer_native),
     )
 
 
 def crawl_command(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR)
-    run = LocalRun(args.url, options_from(args), args.out, args.cache_dir)
+    run = LocalRun(args.url, options_from(args), args.out, args.cache_dir, args.label)
     reporter = make_reporter(sys.stderr, quiet=args.quiet)
     started = time.monotonic()
     try:
@@ -215,6 +241,8 @@ def summary_line(result: RunResult, seconds: float) -> str:
         parts.append(warned)
     if result.resumed:
         parts.append("resumed")
+    if result.recorded is not None and result.recorded.changes.previous is not None:
+        parts.append(f"{result.recorded.changes.count} changed since the last crawl")
     return " · ".join(parts) + f" → {result.out_dir}/"
 
 

@@ -198,6 +198,20 @@ class HttpxFetcher:
             encoding=answer.encoding,
         )
 
+    async def fetch_text(self, url: str, accept: str | None = None) -> FetchResult:
+        """GET any resource in scope, not only HTML (a page's markdown twin), asking for
+        ``accept`` when given (content negotiation). Raises FetchError."""
+        want = _Want(
+            max_bytes=self._options.max_page_bytes,
+            html_only=False,
+            retries=1,
+            scope=self._scope,
+            robots=self._options.respect_robots,
+        )
+        answer = await self._follow(url, {"Accept": accept} if accept else {}, want)
+        final = normalize_url(answer.url) or answer.url
+        return FetchResult(url, final, answer.status, answer.headers, answer.body, answer.encoding)
+
     async def allowed(self, url: str) -> bool:
         """Whether robots.txt lets ``mdcrawl`` fetch ``url`` (True when robots are ignored)."""
         if not self._options.respect_robots:

@@ -59,6 +59,8 @@ class CrawlOptions:
     max_redirects: int = 10
     timeout_s: float = 20.0
     retries: int = 3
+    max_tokens: int | None = None  # also write docs-001.md… parts of at most this many tokens
+    prefer_native: bool = False  # use a page's markdown twin (page.md) when the site has one
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -229,6 +231,7 @@ class PageRecord:
     description: str = ""
     sitemap_rank: int | None = None
     content_hash: str | None = None
+    native: str | None = None  # "md_twin": the markdown is the site's own twin (native.py)
 
 
 class EventType(StrEnum):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from ..agent_outputs import agent_output_names, write_agent_outputs
 from ..anchors import anchors_key
 from ..assemble import (
     DOCS,
@@ -26,6 +27,7 @@ from ..assemble import (
 )
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
+from ..native import site_file_records, with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from .jobs import get_job
 
@@ -67,6 +69,9 @@ def finalize(
         _cancelled(job_id, deps)
         return DONE
     records = without_duplicates(deps.pages.list(job_id))
+    if job.options.prefer_native:
+        records = with_native_twins(records, deps.blobs)
+    records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = write_outputs(
         job,
         records,
@@ -74,8 +79,13 @@ def finalize(
         open_output,
         lambda key: _read_anchors(deps.blobs, key),
     )
+    write_agent_outputs(
+        job, records, lambda key: _read_markdown(deps.blobs, key), open_output,
+        job.options.max_tokens,
+    )
     locate = output_key or (lambda name: job_key(job_id, name))
-    keys = {kind: locate(name) for kind, name in OUTPUT_NAMES.items()}
+    names = {**OUTPUT_NAMES, **agent_output_names(job.options.max_tokens)}
+    keys = {kind: locate(name) for kind, name in names.items()}
     now = deps.clock.now()
     if deps.jobs.transition(
         job_id,

@@ -18,14 +18,17 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
 from ..fetch import HttpxFetcher
-from ..models import CrawlOptions, EventType, Job
+from ..library import Library
+from ..library.record import Recorded, record_crawl
+from ..models import CrawlOptions, EventType, Job, JobStatus
+from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
@@ -54,6 +57,7 @@ class LocalRun:
     options: CrawlOptions
     out_dir: Path | None = None
     cache_dir: Path | None = None
+    label: str | None = None  # the version's name in the library (default: detected)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class RunResult:
     pages: int = 0
     words: int = 0
     tokens: int = 0
+    recorded: Recorded | None = None  # the library snapshot and what changed
     quality: dict[str, Any] = field(default_factory=dict)  # job.completed's warning sums
 
 
@@ -101,8 +106,12 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
         job = asyncio.run(_crawl(job, stores, root, reporter))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
+        if job.options.prefer_native:
+            asyncio.run(_native_sources(job, stores))
         _finish(job, stores, out_dir)
-        return _result(get_job(job.job_id, stores.jobs), out_dir, resumed, stores)
+        final = get_job(job.job_id, stores.jobs)
+        recorded = _record(root, final, stores, out_dir, run.label)
+        return replace(_result(final, out_dir, resumed, stores), recorded=recorded)
 
 
 def _find_or_create(
@@ -190,6 +199,29 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     )
 
 
+async def _native_sources(job: Job, stores: LocalStores) -> None:
+    """--prefer-native: the site's own markdown (native.py): whether it publishes
+    llms.txt / llms-full.txt, and the twins of the converted pages. Only when asked: a
+    probe is a GET without validators, which a cached re-crawl must not make."""
+    scope = scope_for(job.url, job.options.include, job.options.exclude)
+    async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        await probe_site_files(job, fetcher, stores.blobs)
+        await fetch_twins(job, stores.pages.list(job.job_id), fetcher, stores.blobs)
+
+
+def _record(
+    root: Path, job: Job, stores: LocalStores, out_dir: Path, label: str | None
+) -> Recorded | None:
+    """A completed crawl joins the docs library (search, MCP) and writes changes.md."""
+    if job.status is not JobStatus.COMPLETED:
+        return None
+    pages = stores.pages.list(job.job_id)
+    if job.options.prefer_native:
+        pages = with_native_twins(pages, stores.blobs)
+    read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
+    return record_crawl(Library(root), job, pages, read, out_dir, label)
+
+
 def _clear_pages(out_dir: Path) -> None:
     """Page files of an earlier run would linger next to the new ones (other names)."""
     for stale in (out_dir / "pages").glob("*.md"):
@@ -219,5 +251,5 @@ def _result(job: Job, out_dir: Path, resumed: bool, stores: LocalStores) -> RunR
         data.get("pages", 0),
         data.get("words", 0),
         data.get("tokens", 0),
-        quality,
+        quality=quality,
     )

@@ -4,6 +4,7 @@ GET /, /static/*   the web page (files beside this module, no build step, no CDN
 GET /files/<key>   a result download, by a link the REST API signed
 everything else    service.rest.handle_request (docs/api.md), with x-api-key
 WebSocket /        service.ws (the key in ?api_key=, as on AWS)
+/mcp               the MCP server over streamable HTTP (mcp_mount.py), with x-api-key
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .asgi import (
 )
 from .downloads import FILES_PREFIX, SignedBlobStore, content_type
 from .hub import Hub
+from .mcp_mount import McpMount
 
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
@@ -47,6 +49,7 @@ class ServeApp:
     blobs: SignedBlobStore
     hub: Hub
     api_key: str
+    mcp: McpMount | None = None  # /mcp, when the mcp extra is installed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -57,7 +60,9 @@ class ServeApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path, method = scope["path"], scope["method"]
-        if method in ("GET", "HEAD") and path in STATIC_FILES:
+        if self.mcp is not None and self.mcp.handles(path):
+            await self.mcp(scope, receive, send)
+        elif method in ("GET", "HEAD") and path in STATIC_FILES:
             name, kind = STATIC_FILES[path]
             await send_file(send, STATIC_DIR / name, {"Content-Type": kind, **NO_CACHE})
         elif method in ("GET", "HEAD") and path.startswith(FILES_PREFIX):

@@ -23,6 +23,7 @@ from .app import ServeApp
 from .downloads import LinkSigner, SignedBlobStore
 from .hosts import HostAllowList
 from .hub import Hub, QueuePusher
+from .mcp_mount import McpMount, mcp_available
 from .runner import JobRunner
 
 # The hosted caps, except that the machine's owner may ignore robots.txt as the CLI can.
@@ -103,7 +104,10 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     root = state_root(config.cache_dir)
     stores = open_stores(root)
     runner = JobRunner(stores, root)
-    app = build_app(stores, runner, config.api_key, url_checker(config.allow_hosts))
+    check_url = url_checker(config.allow_hosts)
+    app = build_app(stores, runner, config.api_key, check_url)
+    if mcp_available():  # /mcp: the library's MCP tools, same key, same host allow-list
+        app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url)
     uv = uvicorn.Config(
         app,
         host=config.host,
@@ -114,6 +118,9 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
         ws_max_size=app.hub.deps.max_message_bytes * 4,
     )
     server = _Server(uv)
+    mcp_sessions = contextlib.AsyncExitStack()
+    if app.mcp is not None:
+        await mcp_sessions.enter_async_context(app.mcp.running())
     serving = asyncio.create_task(server.serve())
     hub = asyncio.create_task(app.hub.run())
     try:
@@ -129,6 +136,7 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
         with contextlib.suppress(asyncio.CancelledError):
             await serving
         hub.cancel()
+        await mcp_sessions.aclose()
         await runner.close()
         stores.close()
 
@@ -167,6 +175,8 @@ def _announce(live: Running, api_key: str, out: TextIO) -> None:
     write(f"mdcrawl serve: {live.base_url}/#key={api_key}\n")
     write(f"  API:      {live.base_url}/jobs  (header x-api-key: {api_key})\n")
     write(f"  progress: {live.base_url.replace('http', 'ws', 1)}/?api_key={api_key}\n")
+    if live.app.mcp is not None:
+        write(f"  MCP:      {live.base_url}/mcp  (streamable HTTP, same header)\n")
     if live.resumed:
         write(f"  resumed {len(live.resumed)} unfinished job(s): {', '.join(live.resumed)}\n")
     write("Ctrl-C stops the server; unfinished crawls resume on the next start.\n")

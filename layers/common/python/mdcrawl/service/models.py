@@ -18,8 +18,16 @@ JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
 MAX_URL_LENGTH = 2048
 MAX_GLOBS = 50
 MAX_GLOB_LENGTH = 500
-ResultFormat = Literal["markdown", "llms", "manifest", "pages"]
-RESULT_FORMATS: tuple[str, ...] = ("markdown", "llms", "manifest", "pages")
+ResultFormat = Literal["markdown", "llms", "manifest", "pages", "llms_full", "chunks", "parts"]
+RESULT_FORMATS: tuple[str, ...] = (
+    "markdown",
+    "llms",
+    "manifest",
+    "pages",
+    "llms_full",
+    "chunks",
+    "parts",
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,7 @@ class JobRequest(_Strict):
     max_age_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     no_cache: bool = False
     ignore_robots: bool = False
+    max_tokens: int | None = Field(default=None, ge=200)  # also the docs-001.md… parts
 
     @model_validator(mode="after")
     def _globs_are_short(self) -> JobRequest:
@@ -116,6 +125,7 @@ class JobRequest(_Strict):
             max_age_s=base.max_age_s if self.max_age_s is None else float(self.max_age_s),
             use_cache=not self.no_cache,
             respect_robots=not self.ignore_robots,
+            max_tokens=self.max_tokens,
         )
 
 
@@ -157,6 +167,7 @@ def request_options(options: CrawlOptions) -> dict[str, Any]:
         "max_age_s": options.max_age_s,
         "no_cache": not options.use_cache,
         "ignore_robots": not options.respect_robots,
+        "max_tokens": options.max_tokens,
     }
 
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from ..models import Job, PageStatus
 from ..names import job_key
+from ..parts import PARTS_INDEX, part_name
 from ..ports import BlobStore, PageStore
 
 PAGES_ZIP = "pages.zip"
+PARTS_ZIP = "parts.zip"
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ RESULT_FILES: dict[str, ResultFile] = {
     "llms": ResultFile("llms.txt", "text/plain; charset=utf-8"),
     "manifest": ResultFile("manifest.jsonl", "application/x-ndjson"),
     "pages": ResultFile(PAGES_ZIP, "application/zip"),
+    # written by agent_outputs.py beside docs.md: the full text, and the search chunks
+    "llms_full": ResultFile("llms-full.txt", "text/plain; charset=utf-8"),
+    "chunks": ResultFile("chunks.jsonl", "application/x-ndjson"),
+    "parts": ResultFile(PARTS_ZIP, "application/zip"),  # with max_tokens: docs-001.md…
 }
 
 
@@ -75,4 +81,26 @@ def ensure_result(job: Job, fmt: str, pages: PageStore, blobs: BlobStore) -> str
         return key
     if fmt == "pages":
         return build_pages_zip(job.job_id, pages, blobs)
+    if fmt == "parts" and blobs.exists(job_key(job.job_id, PARTS_INDEX)):
+        return build_parts_zip(job.job_id, blobs)
     return None
+
+
+def build_parts_zip(job_id: str, blobs: BlobStore) -> str:
+    """The zip of a job's --max-tokens parts (docs-001.md… in order) and their index."""
+    key = job_key(job_id, PARTS_ZIP)
+    with (
+        blobs.writer(key, RESULT_FILES["parts"].content_type) as out,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
+        for name in (PARTS_INDEX, *_part_names(job_id, blobs)):
+            archive.writestr(name, blobs.get(job_key(job_id, name)) or b"")
+    return key
+
+
+def _part_names(job_id: str, blobs: BlobStore) -> list[str]:
+    names, index = [], 1
+    while blobs.exists(job_key(job_id, part_name(index))):
+        names.append(part_name(index))
+        index += 1
+    return names

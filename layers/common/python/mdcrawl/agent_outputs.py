@@ -1,0 +1,87 @@
+"""The outputs for agents and context windows, written beside docs.md by finalize:
+
+- ``llms-full.txt``: every page's full markdown in reading order, each under its title
+  with its source URL (the llms.txt convention's name for the whole text; links stay
+  absolute, so the file stands alone wherever it is copied);
+- ``chunks.jsonl``: the search chunks (``mdcrawl.chunks``), one JSON object a line;
+- with ``max_tokens``: ``docs-001.md``… each within that many estimated tokens, and
+  ``docs-parts.md``, their index (``mdcrawl.parts``).
+
+Written through the same opener as the other outputs (files locally, S3 on AWS). Pure
+apart from the opener.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+
+from .assemble import OutputOpener
+from .chunks import chunk_page
+from .llms import site_name
+from .models import Job, PageRecord, PageStatus
+from .order import reading_order
+from .parts import PARTS_INDEX, PartPage, framed, parts_index, split_parts
+from .rewrite import headings
+
+LLMS_FULL = "llms-full.txt"
+CHUNKS = "chunks.jsonl"
+
+
+def write_agent_outputs(
+    job: Job,
+    records: Sequence[PageRecord],
+    read_markdown: Callable[[str], str],
+    open_output: OutputOpener,
+    max_tokens: int | None = None,
+) -> tuple[str, ...]:
+    """Write the files above; returns their names."""
+    ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
+    name = site_name(ordered, job.url)
+    written = [LLMS_FULL, CHUNKS]
+    with open_output(LLMS_FULL) as full, open_output(CHUNKS) as chunks:
+        # not a "Source:" line: that marks where each page starts (mdcrawl pull reads it)
+        full.write(f"# {name}\n\n> {len(ordered)} pages crawled from {job.url}\n\n".encode())
+        for page in _pages(ordered, read_markdown):
+            full.write(framed(page.markdown, page.url).encode("utf-8"))
+            for chunk in chunk_page(page.markdown, page.url, page.title):
+                line = json.dumps(chunk.to_dict(), ensure_ascii=False)
+                chunks.write(f"{line}\n".encode())
+    if max_tokens:
+        parts = split_parts(list(_pages(ordered, read_markdown)), max_tokens, name)
+        for part in parts:
+            _write(open_output, part.name, part.text)
+        _write(open_output, PARTS_INDEX, parts_index(parts, name, max_tokens))
+        written += [*(p.name for p in parts), PARTS_INDEX]
+    return tuple(written)
+
+
+def agent_output_names(max_tokens: int | None) -> dict[str, str]:
+    """Result kinds (``result_keys``) of these outputs → their names."""
+    names = {"llms_full": LLMS_FULL, "chunks": CHUNKS}
+    return {**names, "parts": PARTS_INDEX} if max_tokens else names
+
+
+def page_markdown(record: PageRecord, markdown: str) -> str:
+    """The page's markdown starting with its own h1 (the title is added if it has none),
+    as llms-full.txt holds it: title line, blank line, body, one final newline."""
+    markdown = markdown.strip("\r\n")
+    first = headings(markdown.split("\n", 1)[0])
+    if not (first and first[0][0] == 1):
+        markdown = f"# {record.title or record.url}\n\n{markdown}"
+    title, _, body = markdown.partition("\n")
+    body = body.strip("\n")
+    return f"{title}\n\n{body}\n" if body else f"{title}\n"
+
+
+def _pages(
+    ordered: Sequence[PageRecord], read_markdown: Callable[[str], str]
+) -> Iterator[PartPage]:
+    for record in ordered:
+        markdown = page_markdown(record, read_markdown(record.markdown_key or ""))
+        yield PartPage(record.url, record.title or record.url, markdown)
+
+
+def _write(open_output: OutputOpener, name: str, text: str) -> None:
+    with open_output(name) as stream:
+        stream.write(text.encode("utf-8"))

@@ -1,0 +1,401 @@
+"""The local docs library: every crawl stored as (site, version) in one SQLite file under
+the cache folder, with its pages' markdown and a full-text index of their chunks.
+
+- ``snapshots``: one row per recorded crawl (site, version label, start URL, job, time,
+  pages, tokens, output folder). The latest snapshot of a (site, version) is current;
+  search and ``read_page`` look at current snapshots only, ``diff`` at the two latest of
+  a site.
+- ``texts``: page markdown by sha256, shared by every snapshot that has the same page.
+- ``pages``: (snapshot, url) → title, text hash, tokens, reading position.
+- ``chunks``: an FTS5 table (BM25 ranking, Porter stemming) of the current snapshots'
+  chunks (``mdcrawl.chunks``); a superseded snapshot's chunks are dropped.
+
+One connection per thread, opened on first use: the library is shared by the CLI,
+``mdcrawl mcp`` and ``serve``, possibly at once (WAL lets readers go on while a crawl is
+recorded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..chunks import chunk_page
+from ..tokens import estimate_tokens
+from .changes import Changes, PageState, compare, page_diff
+from .query import fts_query
+from .sections import section_of
+
+LIBRARY_FILE = "library.sqlite3"
+# Column weights for bm25(): a word in a heading says more than a word in the body; the
+# scope column ("s<snapshot id>", for filtering) never counts.
+WEIGHTS = (4.0, 6.0, 1.0, 2.0, 0.0)  # title, headings, body, url words, scope
+# Per connection: the index is read through mmap and a large page cache, so a repeated
+# search reads no page twice (most of a search's time on a 5,000-page library).
+PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA mmap_size=268435456", "PRAGMA cache_size=-65536")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY, site TEXT NOT NULL, version TEXT NOT NULL, url TEXT NOT NULL,
+    job_id TEXT NOT NULL, crawled_at REAL NOT NULL, pages INTEGER NOT NULL,
+    tokens INTEGER NOT NULL, out_dir TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS snapshots_site ON snapshots (site, version, id);
+CREATE TABLE IF NOT EXISTS texts (hash TEXT PRIMARY KEY, markdown TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    snapshot INTEGER NOT NULL, url TEXT NOT NULL, title TEXT NOT NULL, hash TEXT NOT NULL,
+    tokens INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (snapshot, url));
+CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5 (
+    title, headings, body, where_, scope, url UNINDEXED, anchor UNINDEXED, path UNINDEXED,
+    snapshot UNINDEXED, tokenize = 'porter unicode61');
+"""
+
+
+@dataclass(frozen=True)
+class LibraryPage:
+    url: str
+    title: str
+    markdown: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: int
+    site: str
+    version: str
+    url: str
+    job_id: str
+    crawled_at: float
+    pages: int
+    tokens: int
+    out_dir: str
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Hit:
+    site: str
+    version: str
+    url: str
+    title: str
+    heading_path: tuple[str, ...]
+    anchor: str
+    text: str
+    score: float  # bm25: lower is better
+
+    @property
+    def link(self) -> str:
+        return f"{self.url}#{self.anchor}" if self.anchor else self.url
+
+    def to_dict(self) -> dict[str, object]:
+        data = dict(self.__dict__)
+        data["heading_path"] = list(self.heading_path)
+        data["link"] = self.link
+        return data
+
+
+class Library:
+    """The library in ``root``/library.sqlite3 (created on first use)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / LIBRARY_FILE
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, in a transaction."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = self._connect()
+        with db:
+            yield db
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=30)
+        for pragma in PRAGMAS:
+            db.execute(pragma)
+        db.executescript(SCHEMA)
+        return db
+
+    def close(self) -> None:
+        """Close this thread's connection (the next call opens a new one)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    # --- recording a crawl ----------------------------------------------------------------
+
+    def record(
+        self,
+        snapshot: Snapshot,
+        pages: Sequence[LibraryPage],
+    ) -> tuple[Snapshot, Changes]:
+        """Store a finished crawl as the current snapshot of its (site, version) and say
+        what changed since the site's previous snapshot. ``snapshot.id`` is ignored."""
+        states = [PageState(p.url, p.title, _hash(p.markdown)) for p in pages]
+        tokens = sum(estimate_tokens(p.markdown) for p in pages)
+        with self._db() as db:
+            previous = _latest(db, snapshot.site)
+            cursor = db.execute(
+                "INSERT INTO snapshots (site, version, url, job_id, crawled_at, pages, tokens,"
+                " out_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    snapshot.site,
+                    snapshot.version,
+                    snapshot.url,
+                    snapshot.job_id,
+                    snapshot.crawled_at,
+                    len(pages),
+                    tokens,
+                    snapshot.out_dir,
+                ),
+            )
+            stored = Snapshot(
+                **{
+                    **snapshot.__dict__,
+                    "id": int(cursor.lastrowid or 0),
+                    "pages": len(pages),
+                    "tokens": tokens,
+                }
+            )
+            _store_pages(db, stored.id, pages, states)
+            _replace_chunks(db, stored, pages)
+            before = _states(db, previous.id) if previous else None
+        changes = compare(
+            stored.site,
+            stored.version,
+            states,
+            before,
+            previous.version if previous else None,
+            previous.crawled_at if previous else None,
+        )
+        return stored, changes
+
+    # --- reading --------------------------------------------------------------------------
+
+    def snapshots(self) -> list[Snapshot]:
+        """The current snapshot of every (site, version), by site then newest first."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT * FROM snapshots WHERE id IN (SELECT max(id) FROM snapshots"
+                " GROUP BY site, version) ORDER BY site, crawled_at DESC"
+            ).fetchall()
+        return [Snapshot(*row) for row in rows]
+
+    def search(
+        self, query: str, site: str | None = None, version: str | None = None, limit: int = 10
+    ) -> list[Hit]:
+        """Ranked passages for ``query`` (BM25 over title, headings, text and URL words)."""
+        match = fts_query(query)
+        if not match:
+            return []
+        snapshots = self.snapshots()
+        current = {s.id: s for s in snapshots if _wanted(s, site, version)}
+        if not current:
+            return []
+        if len(current) < len(snapshots):  # narrowed: only chunks of these snapshots
+            scopes = " OR ".join(f'"s{i}"' for i in current)
+            match = f"({match}) AND scope : ({scopes})"
+        with self._db() as db:
+            rows = db.execute(
+                f"SELECT snapshot, url, title, path, anchor, body, bm25(chunks, {_weights()})"
+                " AS score FROM chunks WHERE chunks MATCH ? ORDER BY score LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [
+            Hit(
+                current[s].site,
+                current[s].version,
+                url,
+                title,
+                tuple(json.loads(path)),
+                anchor,
+                body,
+                score,
+            )
+            for s, url, title, path, anchor, body, score in rows
+        ]
+
+    def read_page(
+        self, url: str, section: str | None = None, site: str | None = None
+    ) -> LibraryPage | None:
+        """A page of a current snapshot by URL (the newest crawl that has it), whole or
+        only the section whose heading or anchor is ``section``; None if not found."""
+        current = {s.id for s in self.snapshots() if _wanted(s, site, None)}
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT p.snapshot, p.url, p.title, t.markdown FROM pages p JOIN texts t"
+                " ON t.hash = p.hash WHERE p.url IN (?, ?, ?) ORDER BY p.snapshot DESC",
+                _url_variants(url),
+            ).fetchall()
+        for snapshot, found, title, markdown in rows:
+            if snapshot in current:
+                if section:
+                    part = section_of(markdown, section)
+                    return None if part is None else LibraryPage(found, title, part)
+                return LibraryPage(found, title, markdown)
+        return None
+
+    def pages(self, snapshot: Snapshot) -> list[LibraryPage]:
+        """Every page of ``snapshot``, in reading order."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT p.url, p.title, t.markdown FROM pages p JOIN texts t ON t.hash = p.hash"
+                " WHERE p.snapshot = ? ORDER BY p.position",
+                (snapshot.id,),
+            ).fetchall()
+        return [LibraryPage(*row) for row in rows]
+
+    def changes(self, site: str) -> Changes | None:
+        """The latest crawl of ``site`` against the one before it; None for an unknown
+        site."""
+        with self._db() as db:
+            name = _site_named(db, site)
+            if name is None:
+                return None
+            rows = db.execute(
+                "SELECT * FROM snapshots WHERE site = ? ORDER BY id DESC LIMIT 2", (name,)
+            ).fetchall()
+            latest = Snapshot(*rows[0])
+            previous = Snapshot(*rows[1]) if len(rows) > 1 else None
+            now = _states(db, latest.id)
+            before = _states(db, previous.id) if previous else None
+        return compare(
+            latest.site,
+            latest.version,
+            now,
+            before,
+            previous.version if previous else None,
+            previous.crawled_at if previous else None,
+        )
+
+    def patch(self, changes: Changes) -> str:
+        """Unified diffs of the changed pages of ``changes`` (as ``changes`` returned)."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT id FROM snapshots WHERE site = ? ORDER BY id DESC LIMIT 2",
+                (changes.site,),
+            ).fetchall()
+            if len(rows) < 2:
+                return ""
+            out = []
+            for page in changes.changed:
+                before = _markdown(db, rows[1][0], page.url)
+                after = _markdown(db, rows[0][0], page.url)
+                out.append(page_diff(page.url, before, after))
+        return "\n".join(out)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _weights() -> str:
+    return ", ".join(str(w) for w in WEIGHTS)
+
+
+def _wanted(snapshot: Snapshot, site: str | None, version: str | None) -> bool:
+    if site and site not in snapshot.site and site != snapshot.url:
+        return False
+    return not version or version == snapshot.version
+
+
+def _latest(db: sqlite3.Connection, site: str) -> Snapshot | None:
+    row = db.execute(
+        "SELECT * FROM snapshots WHERE site = ? ORDER BY id DESC LIMIT 1", (site,)
+    ).fetchone()
+    return Snapshot(*row) if row else None
+
+
+def _site_named(db: sqlite3.Connection, site: str) -> str | None:
+    """An exact site name, else the one site whose name contains ``site``."""
+    names = [r[0] for r in db.execute("SELECT DISTINCT site FROM snapshots")]
+    if site in names:
+        return site
+    matching = [n for n in names if site in n]
+    return matching[0] if len(matching) == 1 else None
+
+
+def _store_pages(
+    db: sqlite3.Connection, snapshot: int, pages: Sequence[LibraryPage], states: list[PageState]
+) -> None:
+    db.executemany(
+        "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, ?)",
+        [(s.hash, p.markdown) for p, s in zip(pages, states, strict=True)],
+    )
+    db.executemany(
+        "INSERT OR REPLACE INTO pages (snapshot, url, title, hash, tokens, position)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (snapshot, p.url, p.title, s.hash, estimate_tokens(p.markdown), i)
+            for i, (p, s) in enumerate(zip(pages, states, strict=True))
+        ],
+    )
+
+
+def _replace_chunks(db: sqlite3.Connection, stored: Snapshot, pages: Sequence[LibraryPage]) -> None:
+    """Drop the chunks of the (site, version)'s older snapshots; index the new one's."""
+    older = db.execute(
+        "SELECT id FROM snapshots WHERE site = ? AND version = ? AND id < ?",
+        (stored.site, stored.version, stored.id),
+    ).fetchall()
+    db.executemany("DELETE FROM chunks WHERE snapshot = ?", older)
+    db.executemany(
+        "INSERT INTO chunks (title, headings, body, where_, scope, url, anchor, path, snapshot)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                c.title,
+                " / ".join(c.heading_path),
+                c.text,
+                _url_words(c.url),
+                f"s{stored.id}",
+                c.url,
+                c.anchor,
+                json.dumps(c.heading_path, ensure_ascii=False),
+                stored.id,
+            )
+            for page in pages
+            for c in chunk_page(page.markdown, page.url, page.title)
+        ),
+    )
+
+
+def _url_words(url: str) -> str:
+    """The URL's path as words ("/user/advanced/" → "user advanced")."""
+    path = url.split("://", 1)[-1].partition("/")[2]
+    return " ".join(re.findall(r"[A-Za-z0-9]+", path.rsplit(".", 1)[0] if "." in path else path))
+
+
+def _states(db: sqlite3.Connection, snapshot: int) -> list[PageState]:
+    rows = db.execute(
+        "SELECT url, title, hash FROM pages WHERE snapshot = ? ORDER BY position", (snapshot,)
+    ).fetchall()
+    return [PageState(*row) for row in rows]
+
+
+def _markdown(db: sqlite3.Connection, snapshot: int, url: str) -> str:
+    row = db.execute(
+        "SELECT t.markdown FROM pages p JOIN texts t ON t.hash = p.hash"
+        " WHERE p.snapshot = ? AND p.url = ?",
+        (snapshot, url),
+    ).fetchone()
+    return row[0] if row else ""
+
+
+def _url_variants(url: str) -> tuple[str, str, str]:
+    """The URL as given, without its fragment, and with/without a trailing slash."""
+    bare = url.split("#", 1)[0]
+    other = bare[:-1] if bare.endswith("/") else bare + "/"
+    return url, bare, other

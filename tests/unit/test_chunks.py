@@ -1,0 +1,87 @@
+"""Heading-aware chunks and --max-tokens parts: budgets kept, fences and tables whole."""
+
+from __future__ import annotations
+
+import re
+
+from mdcrawl.chunks import chunk_page
+from mdcrawl.parts import PartPage, parts_index, split_parts
+from mdcrawl.rewrite import iter_lines
+from mdcrawl.tokens import estimate_tokens
+
+FENCE = "```python\n" + "".join(f"x_{i} = {i}  # a line of the example\n\n" for i in range(40)) + "```"
+TABLE = "| name | meaning |\n|---|---|\n" + "".join(f"| n{i} | the meaning of n{i} |\n" for i in range(40))
+PAGE = (
+    "# Guide\n\nIntro.\n\n## Install\n\n"
+    + "\n\n".join(f"Paragraph {i} " + "word " * 40 for i in range(12))
+    + f"\n\n{FENCE}\n\n{TABLE}\n### Options `--fast`\n\nThe fast option.\n\n## Usage\n\nUse it.\n"
+)
+
+
+def _balanced(text: str) -> bool:
+    """Every fence opened in ``text`` is closed in it."""
+    lines = list(iter_lines(text))
+    return not lines or not lines[-1][1] or lines[-1][0].strip().startswith("```")
+
+
+def test_chunks_follow_headings_with_their_path_and_anchor() -> None:
+    chunks = chunk_page(PAGE, "https://h/guide.html", "Guide")
+    paths = [c.heading_path for c in chunks]
+    assert paths[0] == ("Guide",)
+    assert ("Guide", "Install", "Options --fast") in paths
+    assert paths[-1] == ("Guide", "Usage")
+    options = next(c for c in chunks if c.heading_path[-1] == "Options --fast")
+    assert options.anchor == "options---fast"
+    assert options.link == "https://h/guide.html#options---fast"
+    assert options.text.startswith("### Options `--fast`\n\nThe fast option.")
+    assert [c.position for c in chunks] == list(range(len(chunks)))
+
+
+def test_long_sections_split_between_blocks_never_inside_a_fence_or_table() -> None:
+    chunks = chunk_page(PAGE, "u", "Guide", max_tokens=200)
+    install = [c for c in chunks if c.heading_path == ("Guide", "Install")]
+    assert len(install) > 3
+    assert all(c.text.startswith("## Install\n\n") for c in install)  # each says what it is
+    assert sum(FENCE in c.text for c in chunks) == 1  # the fence whole, in one chunk
+    assert sum(TABLE.rstrip("\n") in c.text for c in chunks) == 1
+    for chunk in chunks:
+        assert _balanced(chunk.text)
+        if FENCE not in chunk.text and TABLE.rstrip("\n") not in chunk.text:
+            assert chunk.tokens <= 200
+        assert chunk.tokens == estimate_tokens(chunk.text)
+
+
+def test_html_tables_with_blank_lines_stay_whole() -> None:
+    table = "<table>\n<tr><td>a</td></tr>\n\n<tr><td>b</td></tr>\n</table>"
+    chunks = chunk_page(f"# T\n\n{'word ' * 30}\n\n{table}\n\nafter\n", "u", "T", max_tokens=20)
+    assert sum(table in c.text for c in chunks) == 1
+
+
+def test_parts_keep_their_budget_and_cut_between_pages_first() -> None:
+    pages = [
+        PartPage(f"https://h/p{i}.html", f"Page {i}", f"# Page {i}\n\n" + "text " * 150)
+        for i in range(6)
+    ]
+    parts = split_parts(pages, 500, "Site")
+    assert len(parts) >= 3
+    for part in parts:
+        assert estimate_tokens(part.text) <= 500
+        # no page is cut: each page's heading and its last word are in the same part
+        for title in part.titles:
+            assert f"# {title}\n\nSource: https://h/p{title[-1]}.html" in part.text
+    assert "".join(p.text for p in parts).count("# Page ") == 6
+    index = parts_index(parts, "Site", 500)
+    assert re.findall(r"\[(docs-\d{3}\.md)\]", index) == [p.name for p in parts]
+
+
+def test_a_page_larger_than_a_part_is_cut_at_headings_and_a_huge_fence_between_lines() -> None:
+    huge = "```text\n" + "".join(f"line {i} of a very long listing\n" for i in range(400)) + "```"
+    page = PartPage("https://h/big.html", "Big", f"{PAGE}\n## Listing\n\n{huge}\n")
+    parts = split_parts([page], 300, "Site")
+    assert len(parts) > 5
+    for part in parts:
+        assert estimate_tokens(part.text) <= 300
+        assert _balanced(part.text)
+    text = "".join(p.text for p in parts)
+    assert all(f"line {i} of a very long listing" in text for i in range(400))
+    assert text.count("```text\n") > 2  # the listing's fence re-opened in each part it spans

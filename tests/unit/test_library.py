@@ -1,0 +1,138 @@
+"""The docs library: snapshots by (site, version), BM25 search, sections, changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mdcrawl.library import Library, LibraryPage, Snapshot, changes_md
+from mdcrawl.library.query import fts_query
+from mdcrawl.library.record import site_of
+from mdcrawl.library.sections import section_of
+from mdcrawl.urls import in_scope, scope_for
+from mdcrawl.versions import version_info, version_label
+
+ROOT = "https://docs.example.org/en/latest/"
+PAGES = [
+    LibraryPage(ROOT, "Widgets", "# Widgets\n\nWidgets for everyone.\n"),
+    LibraryPage(
+        ROOT + "timeouts.html",
+        "Timeouts",
+        "# Timeouts\n\n## Connect timeout\n\nPass `timeout=(3, 10)` to limit the connect "
+        "phase.\n\n## Read timeout\n\nThe read timeout counts seconds between bytes.\n",
+    ),
+    LibraryPage(
+        ROOT + "proxies.html",
+        "Proxies",
+        "# Proxies\n\nSet `HTTPS_PROXY` in the environment, or pass proxies= per session.\n",
+    ),
+]
+
+
+def _snapshot(version: str = "latest", at: float = 1000.0) -> Snapshot:
+    return Snapshot(0, "docs.example.org/", version, ROOT, "job", at, 0, 0, "")
+
+
+def test_search_ranks_the_answering_section_first_and_cites_it(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(), PAGES)
+    hits = library.search("how long does it wait between bytes when reading?")
+    assert hits[0].link == ROOT + "timeouts.html#read-timeout"
+    assert hits[0].heading_path == ("Timeouts", "Read timeout")
+    assert hits[0].title == "Timeouts" and hits[0].version == "latest"
+    assert library.search("proxy environment variable")[0].url == ROOT + "proxies.html"
+    assert library.search('"unbalanced AND -(') == []  # nothing the user types is syntax
+
+
+def test_a_new_crawl_of_a_version_replaces_its_chunks_and_reports_changes(
+    tmp_path: Path,
+) -> None:
+    library = Library(tmp_path)
+    _, first = library.record(_snapshot(at=1000.0), PAGES)
+    assert first.previous is None and "First crawl" in changes_md(first)
+    edited = LibraryPage(PAGES[2].url, "Proxies", PAGES[2].markdown + "\nSOCKS works too.\n")
+    added = LibraryPage(ROOT + "socks.html", "SOCKS", "# SOCKS\n\nInstall the extra.\n")
+    stored, changes = library.record(_snapshot(at=2000.0), [PAGES[0], edited, added])
+    assert [p.url for p in changes.added] == [added.url]
+    assert [p.url for p in changes.removed] == [PAGES[1].url]
+    assert [p.url for p in changes.changed] == [edited.url]
+    assert changes.unchanged == 1
+    assert library.search("read timeout bytes") == []  # only the current snapshot is searched
+    assert [s.id for s in library.snapshots()] == [stored.id]
+    assert library.changes("example.org") == changes
+    patch = library.patch(changes)
+    assert patch.startswith(f"--- a {edited.url}\n+++ b {edited.url}\n")
+    assert "+SOCKS works too." in patch
+    report = changes_md(changes)
+    assert "1 added, 1 removed, 1 changed, 1 unchanged" in report
+    assert f"- [SOCKS]({added.url})" in report
+
+
+def test_versions_are_kept_apart_and_filtered(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot("latest"), PAGES)
+    library.record(_snapshot("2.0"), PAGES[:2])
+    assert sorted(s.version for s in library.snapshots()) == ["2.0", "latest"]
+    assert {h.version for h in library.search("timeout", limit=10)} == {"2.0", "latest"}
+    assert {h.version for h in library.search("timeout", version="2.0")} == {"2.0"}
+    assert library.search("timeout", site="elsewhere.org") == []
+
+
+def test_read_page_whole_or_one_section(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(), PAGES)
+    page = library.read_page(ROOT + "timeouts.html#anything")
+    assert page is not None and page.markdown == PAGES[1].markdown
+    section = library.read_page(ROOT + "timeouts.html", section="connect-timeout")
+    assert section is not None
+    assert section.markdown == "## Connect timeout\n\nPass `timeout=(3, 10)` to limit the connect phase.\n"
+    assert library.read_page(ROOT + "timeouts.html", section="Read Timeout") is not None
+    assert library.read_page(ROOT + "timeouts.html", section="nope") is None
+    assert library.read_page(ROOT + "missing.html") is None
+    assert library.read_page(ROOT.rstrip("/")) is not None  # with or without the slash
+
+
+def test_section_of_takes_subsections_and_stops_at_a_sibling() -> None:
+    markdown = "# A\n\nintro\n\n## B\n\nb text\n\n### B1\n\nb1\n\n## C\n\nc\n"
+    assert section_of(markdown, "b") == "## B\n\nb text\n\n### B1\n\nb1\n"
+    assert section_of(markdown, "#c") == "## C\n\nc\n"
+
+
+@pytest.mark.parametrize(
+    ("url", "version", "locale", "site"),
+    [
+        ("https://requests.readthedocs.io/en/latest/", "latest", "en", "requests.readthedocs.io/"),
+        ("https://docs.python.org/3.11/", "3.11", None, "docs.python.org/"),
+        ("https://host/docs/v2/intro.html", "v2", None, "host/docs/"),
+        ("https://host/ja/2.x/", "2.x", "ja", "host/"),
+        ("https://host/go/intro.html", None, None, "host/go/"),
+        ("http://127.0.0.1:8000/index.html", None, None, "127.0.0.1:8000/"),
+    ],
+)
+def test_version_and_locale_segments(
+    url: str, version: str | None, locale: str | None, site: str
+) -> None:
+    info = version_info(url)
+    assert (info.version, info.locale, info.site) == (version, locale, site)
+
+
+def test_version_label_prefers_the_label_then_the_url_then_the_date() -> None:
+    assert version_label(ROOT, "mine", 0.0) == "mine"
+    assert version_label(ROOT, None, 0.0) == "latest"
+    assert version_label("https://host/docs/", None, 86400.0 * 365) == "1971-01-01"
+    assert site_of("https://host/en/stable/api/index.html") == "host/api/"
+
+
+def test_fts_query_quotes_words_and_drops_filler() -> None:
+    assert fts_query("How do I set a timeout?") == '"set" OR "timeout"'
+    assert fts_query('x AND "y') == '"and"'
+    assert fts_query("???") == ""
+
+
+def test_sibling_versions_and_locales_stay_out_of_a_versioned_crawl() -> None:
+    scope = scope_for("https://h.org/en/latest/index.html")
+    assert in_scope("https://h.org/en/latest/api/fs.html", scope)
+    assert not in_scope("https://h.org/en/stable/api/fs.html", scope)
+    assert not in_scope("https://h.org/fr/latest/api/fs.html", scope)
+    widened = scope_for("https://h.org/en/latest/", include=["/**"])  # globs only narrow
+    assert not in_scope("https://h.org/en/3.2/index.html", widened)
