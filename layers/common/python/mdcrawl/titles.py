@@ -5,7 +5,7 @@ the same one: every page's ``<title>`` is the site's name, or a header h1 ("Node
 documentation") stands above each page's real heading, or module pages are all called
 "Documentation". A title held by ``SHARED_AT_LEAST`` pages or more names none of them:
 each of those pages takes its first heading of another text (that heading becomes
-the page's h1), else the last part of its URL.
+the page's h1), else the last part of its URL (above the old h1, now an h2).
 """
 
 from __future__ import annotations
@@ -76,5 +76,9 @@ def apply_retitle(markdown: str, fix: Retitle) -> str:
         markdown = "\n".join(lines)
     if not markdown.startswith("# "):
         return markdown  # the assembler gives it the page's (new) title
+    if fix.heading is None:
+        # A title from the URL: the shared h1 may be the page's own ("Documentation"
+        # above a module's docs): it stays, one level down, under the new title.
+        return f"# {fix.title}\n\n#{markdown}"
     end = markdown.find("\n")
     return f"# {fix.title}" + (markdown[end:] if end >= 0 else "")
