@@ -95,10 +95,12 @@ ISSUE_TARGETS = {
 #   sbcl           links            0.284  0.000   >= 0.95    -0.666
 REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
     "aeson": {
-        "precision": (0.85, 0.65),
+        # 0.843 since layout tables (instance lists) are text, not HTML blocks, and module
+        # pages titled "Documentation" get their URL's name above it (issue 8, parts 3-4).
+        "precision": (0.84, 0.65),
         "code_verbatim": (0.97, 0.93),
         "table_cells": (0.9, 0.57),
-        "links": (0.4, 0.0),
+        "links": (0.8, 0.2),  # 0.85 with fragments resolved (was 0.41)
         "raw_html": (0.02, 0.1),
     },
     "cargo": {
@@ -132,7 +134,10 @@ REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
     "postgresql": {"links": (0.92, 0.31)},
     "python": {"links": (0.89, 0.37)},
     "requests": {"links": (0.78, 0.09)},
-    "rust-book": {"headings": (0.95, 0.47), "links": (0.95, 0.72)},
+    # links 0.94: an <a id> just above a heading ("...-with-the-dereference-operator",
+    # an old id kept by mdBook) now lands on that heading; the gold reads it as part of
+    # the section above (issue 8, part 5).
+    "rust-book": {"headings": (0.95, 0.47), "links": (0.93, 0.72)},
     "sbcl": {
         "recall": (0.93, 0.7),
         "precision": (0.86, 0.33),
