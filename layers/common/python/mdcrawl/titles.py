@@ -4,8 +4,8 @@ A page's title comes from its own h1, else its ``<title>``. Some sites give many
 the same one: every page's ``<title>`` is the site's name, or a header h1 ("Node.js
 documentation") stands above each page's real heading, or module pages are all called
 "Documentation". A title held by ``SHARED_AT_LEAST`` pages or more names none of them:
-each of those pages takes its first heading of another text (that heading becomes
-the page's h1), else the last part of its URL (above the old h1, now an h2).
+each of those pages takes the h2 right under that h1 (it becomes the page's h1), else
+the last part of its URL (above the old h1, now an h2).
 """
 
 from __future__ import annotations
@@ -48,9 +48,13 @@ def site_retitles(
 
 
 def _retitle(markdown: str, page: PageRecord, shared: set[str]) -> Retitle:
-    for level, text in headings(markdown)[1:] if markdown.startswith("# ") else []:
+    """The heading right under the shared h1, if it is an h2 (a section heading naming
+    the page: Node's "## File system" under the site's h1); else the URL's name (a
+    deeper heading, "#### Instances", names a part of the page, not the page)."""
+    found = headings(markdown)[1:2] if markdown.startswith("# ") else []
+    for level, text in found:
         title = " ".join(plain_text(text).split())
-        if title and title.casefold() not in shared:
+        if level == 2 and title and title.casefold() not in shared:
             return Retitle(title, f"{'#' * level} {text}")
     return Retitle(url_name(page.url), None)
 
