@@ -98,9 +98,12 @@ REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
         # 0.843 since layout tables (instance lists) are text, not HTML blocks, and module
         # pages titled "Documentation" get their URL's name above it (issue 8, parts 3-4).
         "precision": (0.84, 0.65),
+        # the index pages' letter bar was an HTML table; flattened, its line is counted
+        # as leaked chrome (0.017); the template learning is to remove it
+        "chrome_leak": (0.02, 0.04),
         "code_verbatim": (0.97, 0.93),
         "table_cells": (0.9, 0.57),
-        "links": (0.8, 0.2),  # 0.85 with fragments resolved (was 0.41)
+        "links": (0.88, 0.45),  # 0.905 with fragments resolved (was 0.41)
         "raw_html": (0.02, 0.1),
     },
     "cargo": {
