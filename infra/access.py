@@ -67,8 +67,18 @@ def bucket_access(
     write: Iterable[str] = (),
     why: str,
 ) -> None:
-    """Get on ``read`` prefixes, Put (+ multipart abort) on ``write`` prefixes, List
-    limited to the readable prefixes (so a missing key is a 404, not a 403)."""
+    """Get on ``read`` prefixes, Put (+ multipart abort) on ``write`` prefixes, and
+    ``s3:ListBucket`` on the bucket for any role that reads.
+
+    Why List, unconditioned: S3 answers a GetObject/HeadObject on a missing key with 404
+    only when the caller may ``s3:ListBucket`` the bucket, 403 AccessDenied otherwise. A
+    grant conditioned on ``s3:prefix`` does not count: that key exists only in a List
+    request's context, never in a GetObject's. Every read here is an existence check
+    (a cached body, a cached markdown, a job's pages.zip) that must tell "missing" from
+    "forbidden"; treating AccessDenied as missing instead would turn a real permission
+    error into silent re-fetching or empty outputs. Listing reveals key names only (job
+    ids, content hashes) of this stack's private bucket; contents still need GetObject
+    on the prefix (tests/e2e checks every recorded call against these roles)."""
     read, write = sorted(set(read)), sorted(set(write))
     objects = lambda prefixes: [bucket.arn_for_objects(f"{p}*") for p in prefixes]  # noqa: E731
     if read:
@@ -76,11 +86,7 @@ def bucket_access(
             iam.PolicyStatement(actions=["s3:GetObject"], resources=objects(read))
         )
         role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{p}*" for p in read]}},
-            )
+            iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket.bucket_arn])
         )
     if write:
         role.add_to_principal_policy(

@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 from mdcrawl.names import (
     CONNECTIONS_JOB_INDEX,
+    CRAWL_SPILL,
     FRONTIER_PENDING_INDEX,
     JOBS_OWNER_INDEX,
     TABLE_ENV,
@@ -69,6 +70,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # 60 s covers a 10 MB page, the fetch size cap.
     "processor": FunctionSpec(memory_mb=1769, timeout_s=60),
 }
+DEFAULT_EVENT_BUS = "default"
 SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
 
 
@@ -248,7 +250,7 @@ class Pipeline(Construct):
         # cache entry that names a page's body.
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
         table_access(role["orchestrator"], t[Table.CACHE], ("GetItem",))
-        for name in ("orchestrator", "processor"):
+        for name in ("api", "orchestrator", "processor"):
             # Read subscribers, forget connections that went away (Query + BatchWriteItem).
             table_access(
                 role[name],
@@ -259,9 +261,10 @@ class Pipeline(Construct):
         bucket_access(
             role["orchestrator"],
             b,
-            read=[jobs_prefix],
+            read=[jobs_prefix, BlobPrefix.CACHE_LINKS.value],
             write=[jobs_prefix],
-            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the manifest.",
+            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the "
+            "manifest; recovery reads cache entries (a long link list lives in S3).",
         )
         role["orchestrator"].add_to_principal_policy(
             iam.PolicyStatement(
@@ -271,14 +274,27 @@ class Pipeline(Construct):
         )
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
+        # api (cancel) and orchestrator (complete, fail) end jobs: they announce it on
+        # the account's default EventBridge bus.
+        bus = cdk.Stack.of(self).format_arn(
+            service="events", resource="event-bus", resource_name=DEFAULT_EVENT_BUS
+        )
+        for name in ("api", "orchestrator"):
+            role[name].add_to_principal_policy(
+                iam.PolicyStatement(actions=["events:PutEvents"], resources=[bus])
+            )
+            f[name].add_environment(EnvVar.EVENT_BUS, DEFAULT_EVENT_BUS)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
-        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE))
+        # DeleteItem: a per-host request slot given back (adapters/aws/hostlease.py).
+        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE, "DeleteItem"))
+        cache_prefixes = [BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_LINKS.value]
         bucket_access(
             role["crawler"],
             b,
-            read=[BlobPrefix.CACHE_BODIES.value],
-            write=[BlobPrefix.CACHE_BODIES.value],
-            why="The crawler stores fetched bodies content-addressed.",
+            read=cache_prefixes,
+            write=[*cache_prefixes, f"{jobs_prefix}*/{CRAWL_SPILL}"],
+            why="The crawler stores fetched bodies and long link lists content-addressed, "
+            "and an answer over Lambda's 6 MB response limit under its job.",
         )
         # processor: page records, job counters, events; bodies in, markdown out.
         table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))

@@ -27,7 +27,8 @@ class MdcrawlStack(cdk.Stack):
             settings=settings,
             handler=fns["websocket"],
             usage_plan=rest.usage_plan,
-            pushers=[fns["orchestrator"], fns["processor"]],
+            # api: cancelling a queued job announces job.cancelled itself.
+            pushers=[fns["api"], fns["orchestrator"], fns["processor"]],
         )
         # Execution logging on the WebSocket stage needs the account's CloudWatch role too.
         account = rest.api.node.try_find_child("Account")

@@ -6,11 +6,14 @@
                                        --done--> Done
                 --done------> Done
     any task error (after service-error retries) --> MarkFailed --> Failed
+    execution FAILED / TIMED_OUT / ABORTED --EventBridge--> orchestrator "fail" step
 """
 
 from __future__ import annotations
 
 import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
@@ -32,6 +35,11 @@ SERVICE_ERRORS = (
 # again, because the frontier is the checkpoint and leases of the dead slice expire.
 CRASH_ERRORS = ("Sandbox.Timedout", "Lambda.Unknown", "Runtime.ExitError")
 CRASH_MAX_ATTEMPTS = 3
+# A store or invoke failure the orchestrator could not absorb (DynamoDB throttling past
+# botocore's own retries, a processor event Lambda refused): the errorType Lambda
+# reports is the exception's class name. Safe to retry for the same reason as a crash.
+STORE_ERRORS = ("StoreError", "InvocationFailed")
+STORE_MAX_ATTEMPTS = 4
 RETRY_INTERVAL_S = 2
 RETRY_MAX_ATTEMPTS = 6
 RETRY_BACKOFF = 2.0
@@ -42,6 +50,9 @@ FINALIZE_WAIT_S = 5
 # Past the longest budget, an hour to drain processing; then the execution times out
 # (an alarm watches ExecutionsTimedOut).
 DRAIN_ALLOWANCE_S = 3600
+# Execution statuses that end a job without its own terminal transition.
+EXECUTION_ENDED_BADLY = ("FAILED", "TIMED_OUT", "ABORTED")
+EVENT_RETRY_ATTEMPTS = 8
 
 
 class JobStateMachine(Construct):
@@ -114,6 +125,7 @@ class JobStateMachine(Construct):
                 destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True
             ),
         )
+        self.ended_badly = self._catch_executions_that_end_badly()
         role = self.machine.role
         acknowledge(
             role,
@@ -128,6 +140,45 @@ class JobStateMachine(Construct):
             "PutResourcePolicy, DescribeLogGroups, ...) do not support resource-level "
             "permissions; Step Functions requires them for tracing and logging.",
         )
+
+    def _catch_executions_that_end_badly(self) -> events.Rule:
+        """An execution that times out, is stopped or fails outside the Catch (MarkFailed
+        itself failing) never runs MarkFailed: the job would stay ``running`` or
+        ``finalizing`` and no terminal event would ever be sent. Step Functions reports
+        the status change to EventBridge; this rule hands it to the orchestrator's
+        ``fail`` step (the execution's name is the job id), which marks the job failed
+        and sends ``job.failed`` unless the job already ended (a conditional transition)."""
+        rule = events.Rule(
+            self,
+            "EndedBadly",
+            description="A job's execution timed out, was stopped or failed: mark the job failed",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={
+                    "status": list(EXECUTION_ENDED_BADLY),
+                    "stateMachineArn": [self.machine.state_machine_arn],
+                },
+            ),
+        )
+        rule.add_target(
+            targets.LambdaFunction(
+                self._orchestrator,
+                event=events.RuleTargetInput.from_object(
+                    {
+                        "step": "fail",
+                        "job_id": events.EventField.from_path("$.detail.name"),
+                        "error": {
+                            "Error": events.EventField.from_path("$.detail.status"),
+                            "Cause": "the job's workflow ended without finishing the job",
+                        },
+                    }
+                ),
+                retry_attempts=EVENT_RETRY_ATTEMPTS,
+                max_event_age=cdk.Duration.hours(2),
+            )
+        )
+        return rule
 
     def _invoke(
         self, name: str, payload: dict[str, str], *, result_path: str
@@ -153,6 +204,12 @@ class JobStateMachine(Construct):
             errors=list(CRASH_ERRORS),
             interval=cdk.Duration.seconds(RETRY_INTERVAL_S),
             max_attempts=CRASH_MAX_ATTEMPTS,
+            backoff_rate=RETRY_BACKOFF,
+        )
+        task.add_retry(
+            errors=list(STORE_ERRORS),
+            interval=cdk.Duration.seconds(RETRY_INTERVAL_S),
+            max_attempts=STORE_MAX_ATTEMPTS,
             backoff_rate=RETRY_BACKOFF,
         )
         return task

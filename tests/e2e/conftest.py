@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from mdcrawl.service.ws import EventCursor, Verdict
 
+from tests.support.iam import check_calls, role_statements
 from tests.support.server import RunningServer, serve_directory
-from tests.support.sfn import OfflineStack, offline_stack
+from tests.support.sfn import OfflineStack, offline_stack, synthesized_template
 from tests.support.sites import Site, require_site
 
 
@@ -31,6 +32,9 @@ def server(site: Site) -> Iterator[RunningServer]:
 def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
     with offline_stack(monkeypatch) as running:
         yield running
+    # IAM sufficiency: whatever the test made the functions do, their roles allow it.
+    assert running.recorder.unknown == []
+    assert check_calls(running.recorder.calls, role_statements(synthesized_template())) == []
 
 
 @dataclass

@@ -10,11 +10,18 @@ from typing import Any
 
 import pytest
 from mdcrawl.models import JobStatus, PageStatus, UrlState
+from mdcrawl.runtime import aws as aws_runtime
 
 from tests.e2e.conftest import Subscriber
 from tests.e2e.test_aws_pipeline import start_job
 from tests.support.server import RunningServer
-from tests.support.sfn import FakeContext, OfflineStack, error_named
+from tests.support.sfn import (
+    FakeContext,
+    OfflineStack,
+    error_named,
+    rule_input,
+    synthesized_template,
+)
 from tests.support.sites import Site
 
 pytestmark = pytest.mark.slow
@@ -199,3 +206,76 @@ def test_reconnect_with_after_and_a_stale_connection(
     assert missed == everything[len(seen):]
     assert seen + missed == everything
     assert json.loads(stack.ws.messages["conn-flaky-2"][0])["type"] == "subscribed"
+
+
+def test_an_execution_that_ends_without_the_job_ending_fails_the_job(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    """Orchestrate fails and so does MarkFailed: the execution FAILED with the job still
+    active. Step Functions' status-change event, through the synthesized EventBridge
+    rule, makes the orchestrator mark it failed and announce job.failed, once."""
+    stack.faults.rules["orchestrator"] = lambda number, event: (_ for _ in ()).throw(
+        error_named("Boom", "the orchestrator cannot run")
+    )
+    job_id = start_job(stack, server.url(site.start))
+    assert stack.wait(job_id)["status"] == "FAILED"
+    assert not stack.stores.jobs.get(job_id).status.terminal
+    stack.faults.rules.clear()
+
+    change = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change",
+              "detail": {"name": job_id, "status": "FAILED",
+                         "executionArn": stack.execution_arn(job_id)}}
+    event = rule_input(synthesized_template(), "PipelineJobsEndedBadly", change)
+    for _ in range(2):  # EventBridge delivers at least once
+        stack.invoke("orchestrator", event)
+    job = stack.stores.jobs.get(job_id)
+    assert job.status is JobStatus.FAILED and "FAILED" in (job.error or "")
+    types = [e.type for e in stack.stores.events.after(job_id, 0, 1000)]
+    assert types.count("job.failed") == 1 and types[-1] == "job.failed"
+
+
+def test_a_page_that_kills_the_processor_every_time_fails_alone(
+    stack: OfflineStack, server: RunningServer, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-handed to the processor a capped number of times, then recorded as failed
+    (processor_failed): the job completes instead of waiting for its execution timeout."""
+    monkeypatch.setattr(aws_runtime, "REPROCESS_AFTER_S", 0.0)
+    deliveries: Counter[str] = Counter()
+
+    def dies_on_api(number: int, event: dict[str, Any]) -> None:
+        url = event["url"]
+        if url.endswith("/api.html") and set(deliveries) <= {url}:  # one page only
+            deliveries[url] += 1
+            raise error_named("Runtime.ExitError", "out of memory")
+
+    stack.faults.rules["processor"] = dies_on_api
+    job_id = start_job(stack, server.url(site.start))
+    finished(stack, job_id)
+    assert stack.stores.jobs.get(job_id).status is JobStatus.COMPLETED
+    (url,) = deliveries
+    assert deliveries[url] == 1 + aws_runtime.MAX_REHANDS
+    records = {r.url: r for r in stack.stores.pages.list(job_id)}
+    assert records[url].status is PageStatus.FAILED and records[url].reason == "processor_failed"
+    failed = [e for e in stack.stores.events.after(job_id, 0, 10_000) if e.type == "page.failed"]
+    assert [e.data["reason"] for e in failed] == ["processor_failed"]
+
+
+def test_cancelling_a_queued_job_announces_it(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    """The orchestrator is held before its first slice: the job is still queued when the
+    cancel arrives, so the api ends it and pushes job.cancelled to its subscriber."""
+    import threading
+
+    gate = threading.Event()
+    stack.faults.rules["orchestrator"] = lambda number, event: gate.wait(60) and None
+    subscriber = Subscriber(stack, "conn-queued")
+    assert subscriber.connect() == 200
+    job_id = start_job(stack, server.url(site.start))
+    subscriber.subscribe(job_id, after=0)
+    assert stack.stores.jobs.get(job_id).status is JobStatus.QUEUED
+    assert stack.api("POST", f"/jobs/{job_id}/cancel")["statusCode"] in (200, 202)
+    assert [e["type"] for e in subscriber.pump()] == ["job.cancelled"]
+    gate.set()
+    stack.wait(job_id)
+    assert stack.stores.jobs.get(job_id).status is JobStatus.CANCELLED

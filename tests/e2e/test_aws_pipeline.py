@@ -15,12 +15,29 @@ import pytest
 from mdcrawl.models import JobStatus
 
 from tests.e2e.conftest import Subscriber
+from tests.support.iam import check_calls, role_statements, with_prefix_condition
 from tests.support.presigned import fetch_presigned
 from tests.support.server import RunningServer
-from tests.support.sfn import OfflineStack
+from tests.support.sfn import OfflineStack, synthesized_template
 from tests.support.sites import Site
 
 pytestmark = pytest.mark.slow
+
+
+def listen_for_job_events(stack: OfflineStack) -> Any:
+    """A rule on the default bus sending mdcrawl's events to a queue; returns a reader."""
+    sqs, bus = stack.aws.session.client("sqs"), stack.aws.session.client("events")
+    queue = sqs.create_queue(QueueName="job-events")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
+        "Attributes"]["QueueArn"]
+    bus.put_rule(Name="jobs", EventPattern=json.dumps({"source": ["mdcrawl"]}))
+    bus.put_targets(Rule="jobs", Targets=[{"Id": "q", "Arn": arn}])
+
+    def read() -> list[dict[str, Any]]:
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)
+        return [json.loads(m["Body"]) for m in messages.get("Messages", [])]
+
+    return read
 
 
 def start_job(stack: OfflineStack, url: str, **options: Any) -> str:
@@ -53,6 +70,7 @@ def test_a_job_runs_end_to_end_like_the_cli(
     stack: OfflineStack, server: RunningServer, site: Site, tmp_path: Path
 ) -> None:
     url = server.url(site.start)
+    announced = listen_for_job_events(stack)
     subscriber = Subscriber(stack, "conn-live")
     assert subscriber.connect() == 200
     job_id = start_job(stack, url)
@@ -76,6 +94,11 @@ def test_a_job_runs_end_to_end_like_the_cli(
     assert job.counters.processed == job.counters.crawled == len(pages_done)
     assert events[-1]["data"]["pages"] == len(pages_done) > 20
 
+    # The terminal event, on the EventBridge bus too.
+    (detail,) = announced()
+    assert detail["detail-type"] == "Job Completed" and detail["source"] == "mdcrawl"
+    assert detail["detail"] == events[-1]
+
     view = json.loads(stack.api("GET", f"/jobs/{job_id}")["body"])
     assert view["status"] == "completed"
 
@@ -88,3 +111,24 @@ def test_a_job_runs_end_to_end_like_the_cli(
     assert manifest_pages(manifest) == manifest_pages((out / "manifest.jsonl").read_text())
     assert docs == (out / "docs.md").read_text()
     assert llms == (out / "llms.txt").read_text()
+
+
+def test_roles_allow_every_call_and_missing_keys_are_404(
+    stack: OfflineStack, server: RunningServer, site: Site
+) -> None:
+    """Every AWS call of a whole job (recorded per function) is allowed by that
+    function's synthesized role; with the ListBucket grant conditioned on ``s3:prefix``
+    (as before issue 10) the existence checks would get 403 on AWS and the check fails."""
+    job_id = start_job(stack, server.url(site.start), max_pages=15)
+    assert stack.wait(job_id)["status"] == "SUCCEEDED"
+    assert stack.api("GET", f"/jobs/{job_id}/result", query={"format": "pages"})[
+        "statusCode"] == 302
+    calls = stack.recorder.calls
+    functions = {c.function for c in calls}
+    assert {"api", "orchestrator", "crawler", "processor"} <= functions
+    roles = role_statements(synthesized_template())
+    assert check_calls(calls, roles) == []
+
+    old = check_calls(calls, with_prefix_condition(roles))
+    assert old and all("may miss" in line for line in old)
+    assert {line.split(":")[0] for line in old} >= {"crawler", "processor", "api"}

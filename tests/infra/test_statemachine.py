@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from infra.asl import definition_json, state_machine_definition
-from infra.statemachine import CRASH_ERRORS, SERVICE_ERRORS
+from infra.statemachine import CRASH_ERRORS, SERVICE_ERRORS, STORE_ERRORS
 
 from .conftest import Synth
 
@@ -56,12 +56,14 @@ def test_loops_and_choices(synth: Synth) -> None:
 def test_retries_service_errors_and_orchestrator_crashes_with_backoff(synth: Synth) -> None:
     states = state_machine_definition(synth.template)["States"]
     for name in TASKS:
-        service, crash = states[name]["Retry"]
+        service, crash, store = states[name]["Retry"]
         assert service["ErrorEquals"] == list(SERVICE_ERRORS)
         # A timed-out or crashed slice is run again: the frontier is the checkpoint.
         assert set(crash["ErrorEquals"]) >= {"Sandbox.Timedout", "Lambda.Unknown"}
         assert crash["ErrorEquals"] == list(CRASH_ERRORS)
-        for retry in (service, crash):
+        # A store error the slice could not absorb (throttling past botocore's retries).
+        assert store["ErrorEquals"] == list(STORE_ERRORS) == ["StoreError", "InvocationFailed"]
+        for retry in (service, crash, store):
             assert retry["BackoffRate"] > 1 and retry["MaxAttempts"] >= 3
             assert retry["IntervalSeconds"] >= 1
 

@@ -39,6 +39,7 @@ from mdcrawl.runtime.aws import AwsRuntime
 
 from infra.asl import definition_json, load_template
 from tests.support.aws import LambdaHandlers, MotoAws, WsRecorder, create_function, moto_clients
+from tests.support.iam import CallRecorder, Names, running_as
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("api", "websocket", "orchestrator", "crawler", "processor")
@@ -135,6 +136,7 @@ def function_env(aws: MotoAws, arns: dict[str, str], machine_arn: str) -> dict[s
         EnvVar.BUDGET_SECONDS.value: "300",
         EnvVar.MAX_PAGES.value: "2000",
         EnvVar.CONCURRENCY.value: "8",
+        EnvVar.EVENT_BUS.value: "default",
     })
     return env
 
@@ -148,6 +150,7 @@ class OfflineStack:
     ws: WsRecorder
     faults: Faults
     remaining_ms: dict[str, int]
+    recorder: CallRecorder
     owner: str = "key-owner-1"
     api_key: str = "test-api-key-value-0123456789"
 
@@ -161,11 +164,14 @@ class OfflineStack:
 
     def invoke(self, name: str, event: dict[str, Any]) -> Any:
         """Call a function's real ``lambda_handler`` the way Lambda would."""
-        replaced = self.faults.check(name, event)
-        if replaced is not None:
-            return replaced
-        context = FakeContext(name, self.remaining_ms.get(name, 120_000))
-        return self.modules[name].lambda_handler(event, context)
+        # The AWS calls made from here on are this function's (tests/support/iam), a
+        # fault rule's included (it stands in for the function).
+        with running_as(name):
+            replaced = self.faults.check(name, event)
+            if replaced is not None:
+                return replaced
+            context = FakeContext(name, self.remaining_ms.get(name, 120_000))
+            return self.modules[name].lambda_handler(event, context)
 
     def api(
         self, method: str, path: str, body: Any = None, *, owner: str | None = None,
@@ -229,6 +235,9 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
             name="jobs", definition=asl, roleArn=role
         )["stateMachineArn"]
         env = function_env(aws, arns, machine_arn)
+        recorder = CallRecorder(
+            Names({name: table for table, name in aws.names.items()}, aws.bucket)
+        ).install(aws.session.events)
         apigw = aws.session.client("apigateway")
         plan = apigw.create_usage_plan(name="plan")["id"]
         env[EnvVar.USAGE_PLAN_ID.value] = plan
@@ -236,7 +245,7 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
         runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
         for name, module in modules.items():
             monkeypatch.setattr(module, "RUNTIME", runtimes[name])
-        stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {})
+        stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {}, recorder)
         key = apigw.create_api_key(name="tester", enabled=True, value=stack.api_key)
         apigw.create_usage_plan_key(usagePlanId=plan, keyId=key["id"], keyType="API_KEY")
         stack.owner = key["id"]
@@ -247,3 +256,21 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
 
 def _dispatch(stack: OfflineStack, name: str, event: dict[str, Any], _context: Any) -> Any:
     return stack.invoke(name, event)
+
+
+def rule_input(template: dict[str, Any], rule_label: str, event: dict[str, Any]) -> dict[str, Any]:
+    """What EventBridge hands the target of the synthesized rule ``rule_label`` for
+    ``event``: its InputTransformer applied (each ``<name>`` becomes the JSON value at
+    its path), as EventBridge does."""
+    (rule,) = [
+        r for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule" and k.startswith(rule_label)
+    ]
+    transformer = rule["Properties"]["Targets"][0]["InputTransformer"]
+    text = transformer["InputTemplate"]
+    for name, path in transformer["InputPathsMap"].items():
+        value: Any = event
+        for part in path.removeprefix("$.").split("."):
+            value = value[part]
+        text = text.replace(f"<{name}>", json.dumps(value))
+    return dict(json.loads(text))

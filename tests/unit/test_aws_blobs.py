@@ -119,3 +119,19 @@ def test_link_is_a_presigned_get_that_names_the_download(blobs):
 def test_part_size_below_the_s3_minimum_is_refused(aws):
     with pytest.raises(ValueError):
         S3BlobStore(aws.s3, aws.bucket, part_size=MiB)
+
+
+def test_access_denied_on_a_read_is_an_error_that_names_list_bucket() -> None:
+    """Without s3:ListBucket, S3 answers a missing key 403: never read as 'missing'."""
+    from botocore.exceptions import ClientError
+
+    class Forbidden:
+        def head_object(self, **_: Any) -> Any:
+            raise ClientError({"Error": {"Code": "403", "Message": "Forbidden"}}, "HeadObject")
+
+        get_object = head_object
+
+    store = S3BlobStore(Forbidden(), "bucket")
+    for read in (store.exists, store.get):
+        with pytest.raises(StoreError, match="s3:ListBucket"):
+            read("cache/bodies/abc")

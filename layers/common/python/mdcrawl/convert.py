@@ -10,7 +10,8 @@ import re
 
 from lxml.html import HtmlElement
 
-from .extract import decode_html, extract_page, parse_html
+from .depth import parse_bounded
+from .extract import decode_html, extract_page
 from .markdown import render_markdown
 from .models import ConvertedPage
 
@@ -23,7 +24,7 @@ _DESCRIPTION_MAX = 200
 def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> ConvertedPage:
     """Convert a page to markdown that starts with its own ``# Title``."""
     html = decode_html(body, encoding)
-    root = parse_html(html)
+    root = parse_bounded(html)  # depth.py: 100k nested divs must not overflow the renderer
     extraction = extract_page(root, html, url)
     region = extraction.region
     title = page_title(root, region, url)

@@ -18,9 +18,9 @@ import lxml.html
 from lxml.cssselect import CSSSelector
 from lxml.etree import ParserError
 from lxml.html import HtmlElement
-from w3lib.encoding import html_to_unicode
 
 from . import selectors as sel
+from .charset import decode_page
 from .selectors import GeneratorRule
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
@@ -147,9 +147,7 @@ def decode_html(body: bytes | str, encoding: str | None = None) -> str:
     """Bytes to text: BOM first, then the HTTP charset, then <meta charset>, then UTF-8."""
     if isinstance(body, str):
         return body
-    header = f"text/html; charset={encoding}" if encoding else None
-    _, text = html_to_unicode(header, body)
-    return text
+    return decode_page(body, encoding)  # charset.py: a wrong UTF-8 label is not trusted
 
 
 def parse_html(text: str) -> HtmlElement:

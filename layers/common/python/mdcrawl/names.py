@@ -53,6 +53,8 @@ class EnvVar(StrEnum):
     # Days a cached body/markdown lives in S3 (the bucket's lifecycle rule): cache entries
     # should not outlive the body they point to.
     CACHE_RETENTION_DAYS = "MDCRAWL_CACHE_RETENTION_DAYS"
+    # EventBridge bus that hears job.completed / job.failed / job.cancelled (AWS only).
+    EVENT_BUS = "MDCRAWL_EVENT_BUS"
     # The REST usage plan whose API keys the WebSocket $connect accepts.
     USAGE_PLAN_ID = "MDCRAWL_USAGE_PLAN_ID"
 
@@ -72,7 +74,11 @@ class BlobPrefix(StrEnum):
 
     CACHE_BODIES = "cache/bodies/"  # content-addressed raw HTML, shared by all jobs
     CACHE_MARKDOWN = "cache/markdown/"  # converted pages by content hash + converter version
+    CACHE_LINKS = "cache/links/"  # a page's link list too large for its cache item (AWS)
     JOBS = "jobs/"  # jobs/{job_id}/pages/*.md, jobs/{job_id}/docs.md, llms.txt, manifest.jsonl
+
+
+CRAWL_SPILL = "crawl/"  # jobs/{job_id}/crawl/*.json: crawler answers over Lambda's 6 MB
 
 
 def job_key(job_id: str, name: str) -> str:

@@ -32,7 +32,7 @@ def process_pool(root: Path) -> ProcessPoolExecutor:
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),  # no fork of a threaded process
         initializer=_init_worker,
-        initargs=(str(root),),
+        initargs=(str(root), os.getpid()),
     )
     for _ in range(workers):  # start them now: their imports overlap the first fetches
         pool.submit(_warm)
@@ -102,10 +102,12 @@ class LocalInvoker:
 _worker_stores: LocalStores | None = None
 
 
-def _init_worker(root: str) -> None:
+def _init_worker(root: str, parent: int) -> None:
     global _worker_stores
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _exit_with_parent(os.getppid())
+    # The parent's pid comes from the parent: a worker still starting up when its parent
+    # was killed would otherwise read getppid() == 1 and take init for its parent.
+    _exit_with_parent(parent)
     _worker_stores = open_local_stores(Path(root))
 
 

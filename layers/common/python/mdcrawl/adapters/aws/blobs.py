@@ -7,10 +7,16 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO, cast
 from urllib.parse import quote
 
-from .calls import call, call_unless
+from botocore.exceptions import ClientError
+
+from ...errors import StoreError
+from .calls import call, call_unless, error_code
 from .multipart import MIN_PART_SIZE, MultipartWriter
 
 _MISSING = ("NoSuchKey", "404", "NotFound")
+# S3 answers a read of a missing key with 403 when the caller may not s3:ListBucket the
+# bucket: never taken for "missing" (it would hide a real permission error), but named.
+_FORBIDDEN = ("AccessDenied", "403", "Forbidden")
 
 
 class S3BlobStore:
@@ -39,7 +45,16 @@ class S3BlobStore:
 
     def _unless_missing(self, operation: Any, key: str) -> Any | None:
         """The call's answer, or None when the key does not exist."""
-        return call_unless(operation, _MISSING, Bucket=self._bucket, Key=key)
+        try:
+            return call_unless(operation, _MISSING, Bucket=self._bucket, Key=key)
+        except StoreError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ClientError) and error_code(cause) in _FORBIDDEN:
+                raise StoreError(
+                    f"{key}: access denied (a missing key reads as 403 unless the role may "
+                    "s3:ListBucket the bucket, see infra/access.py)"
+                ) from cause
+            raise
 
     @contextmanager
     def writer(

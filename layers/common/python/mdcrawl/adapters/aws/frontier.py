@@ -153,6 +153,18 @@ class DynamoDbFrontier:
         condition = f"{expr.name('state')} = {expr.value(str(UrlState.LEASED))}"
         return self._update_if(job_id, url_hash, expr, update, condition) is not None
 
+    def bump(self, job_id: str, url_hash: str, counter: str) -> int:
+        """Add one to a per-URL counter kept on the item (e.g. how often finalize handed
+        the page to the processor again); the new value. AWS runtime only."""
+        expr = Expr()
+        written = self._update_if(
+            job_id, url_hash, expr, expr.update(add={counter: 1}), "attribute_exists(job_id)",
+            returns="UPDATED_NEW",
+        )
+        if written is None:
+            raise Conflict(f"{url_hash} is not in the frontier of job {job_id}")
+        return int(written[counter])
+
     def release(self, job_id: str, url_hash: str, max_attempts: int, reason: str) -> UrlState:
         state = self._give_back(job_id, url_hash, max_attempts, reason, expired_before=None)
         return state if state is not None else self._state(job_id, url_hash)

@@ -15,7 +15,7 @@ from typing import Any
 from ...names import Table
 from ...ports import Clock
 from .blobs import S3BlobStore
-from .cache import DynamoDbContentCache
+from .cache import DEFAULT_KEEP_S, DynamoDbContentCache
 from .connections import DynamoDbConnectionStore
 from .events import DynamoDbEventLog
 from .frontier import DynamoDbFrontier
@@ -49,21 +49,26 @@ def aws_stores(
     *,
     clock: Clock | None = None,
     retention_s: float | None = DEFAULT_RETENTION_S,
+    cache_keep_s: float = DEFAULT_KEEP_S,
 ) -> AwsStores:
     """Every storage adapter over the given tables and bucket. ``retention_s`` sets the
-    TTL of job data (None: never expires); ``clock`` defaults to the system clock."""
+    TTL of job data (None: never expires), ``cache_keep_s`` how long a cache entry
+    outlives its freshness; ``clock`` defaults to the system clock."""
     dynamodb = _client(session_or_clients, "dynamodb")
     s3 = _client(session_or_clients, "s3")
     clock = clock if clock is not None else SystemClock()
     names = dict(table_names)
+    blobs = S3BlobStore(s3, bucket)
     return AwsStores(
         jobs=DynamoDbJobStore(dynamodb, names[Table.JOBS], clock, retention_s),
         frontier=DynamoDbFrontier(dynamodb, names[Table.FRONTIER], clock, retention_s),
-        cache=DynamoDbContentCache(dynamodb, names[Table.CACHE]),
+        cache=DynamoDbContentCache(
+            dynamodb, names[Table.CACHE], keep_s=cache_keep_s, blobs=blobs
+        ),
         pages=DynamoDbPageStore(dynamodb, names[Table.PAGES], clock, retention_s),
         events=DynamoDbEventLog(dynamodb, names[Table.EVENTS], retention_s),
         connections=DynamoDbConnectionStore(dynamodb, names[Table.CONNECTIONS], clock),
-        blobs=S3BlobStore(s3, bucket),
+        blobs=blobs,
         clock=clock,
     )
 
