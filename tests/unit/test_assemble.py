@@ -232,6 +232,7 @@ def test_manifest_lists_every_url_with_status_and_position(
         "order": None,
         "tokens": 0,
         "native": None,
+        "warnings": {},
     }
     assert by_url[ROOT + "manual.pdf"]["status"] == "skipped"
     assert by_url[ROOT + "manual.pdf"]["reason"] == "not_html"

@@ -69,7 +69,7 @@ def test_options_map_onto_crawl_options_and_defaults_respect_the_caps(tmp_path: 
     job_id = api.call("POST", "/jobs", body).json()["job_id"]
 
     options = api.stores.jobs.get(job_id).options
-    assert options.max_pages == 100  # the default 2000 lowered to this service's cap
+    assert options.max_pages == 100  # the default lowered to this service's cap
     assert options.budget_s == 30.0 and options.max_age_s == 5.0
     assert options.use_cache is False and options.respect_robots is False
     api.stores.close()

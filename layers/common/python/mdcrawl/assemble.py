@@ -14,18 +14,19 @@ renderers strip raw HTML and every LLM reading the file would see them as noise.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
-from typing import BinaryIO
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field, replace
+from typing import Any, BinaryIO
+from urllib.parse import unquote, urlsplit
 
 from .llms import llms_txt, site_name
 from .models import Job, PageRecord
 from .order import reading_order, relative_segments, strip_html_suffix
+from .quality import RepeatedLines, page_warnings, summarize
 from .rewrite import (
     Slugger,
     github_slug,
@@ -35,7 +36,8 @@ from .rewrite import (
     rewrite_links_twice,
     url_key,
 )
-from .tokens import estimate_tokens
+from .titles import Retitle, apply_retitle, site_retitles
+from .tokens import CHARS_PER_TOKEN, estimate_tokens
 
 OutputOpener = Callable[[str], AbstractContextManager[BinaryIO]]
 
@@ -45,7 +47,6 @@ MANIFEST = "manifest.jsonl"
 PAGES_DIR = "pages/"
 CONTENTS = "Contents"
 TOC_DEPTH = 3  # docs.md heading levels listed in the contents: page titles and their h2s
-CHARS_PER_TOKEN = 4  # tokens are estimated from the characters of docs.md
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,10 @@ class AssembledResult:
     names: tuple[str, ...]  # every output written, by the name given to open_output
     pages: int  # ok pages in the document
     words: int  # their words, as the converter counted them
-    tokens: int  # approximate: characters of docs.md / 4 (fairer than words for code)
+    tokens: int  # estimated (tokens.py) from the characters of docs.md
     truncated: bool  # copied from the job
+    warnings: dict[str, int] = field(default_factory=dict)  # kind -> pages with it
+    pages_with_warnings: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class _Planned:
     file: str  # "pages/0001-intro.md"
     headings: tuple[_Heading, ...]  # the first is the page's own title
     fragments: dict[str, tuple[str, str]]  # fragment -> (docs.md anchor, anchor in its file)
+    unresolved: list[int] = field(default_factory=lambda: [0])  # links from it to no anchor
     tokens: int = 0  # the page's markdown, estimated (mdcrawl.tokens), for the manifest
 
     @property
@@ -82,21 +86,55 @@ def write_outputs(
     pages: Sequence[PageRecord],
     read_markdown: Callable[[str], str],
     open_output: OutputOpener,
+    read_anchors: Callable[[str], dict[str, Any]] | None = None,
 ) -> AssembledResult:
-    """Write every output of ``job`` and say what was written."""
+    """Write every output of ``job`` and say what was written. ``read_anchors(key)``
+    gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
+    markdown key."""
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
-    plan = _plan(ordered, job.url, name, read_markdown)
-    linker = _Linker(plan, pages)
-    chars = _write_docs_and_pages(job, name, plan, read_markdown, linker, open_output)
+    pages, ordered, read_markdown = _retitled(pages, ordered, read_markdown)
+    repeated = RepeatedLines()
+    plan = _plan(ordered, job.url, name, read_markdown, repeated)
+    linker = _Linker(plan, pages, read_anchors)
+    chars, report = _write_docs_and_pages(
+        job, name, plan, read_markdown, linker, open_output, repeated
+    )
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
-    _write_manifest(open_output, pages, plan)
+    _write_manifest(open_output, pages, plan, report)
+    warnings = list(report.values())
     return AssembledResult(
         names=(*(p.file for p in plan), DOCS, LLMS, MANIFEST),
         pages=len(plan),
         words=sum(p.page.words for p in plan),
-        tokens=math.ceil(chars / CHARS_PER_TOKEN),
+        tokens=-(-chars // CHARS_PER_TOKEN),
         truncated=job.truncated,
+        warnings=summarize(warnings),
+        pages_with_warnings=sum(1 for found in warnings if found),
+    )
+
+
+def _retitled(
+    pages: Sequence[PageRecord], ordered: list[PageRecord], read: Callable[[str], str]
+) -> tuple[Sequence[PageRecord], list[PageRecord], Callable[[str], str]]:
+    """Pages whose title many pages share get their own (titles.py): the records, and
+    their markdown as every later step reads it."""
+    fixes = site_retitles(ordered, read)
+    if not fixes:
+        return pages, ordered, read
+    renamed = {h: replace(p, title=fixes[h].title) for p in ordered if (h := p.url_hash) in fixes}
+    by_key: dict[str, Retitle] = {
+        p.markdown_key or "": fixes[p.url_hash] for p in ordered if p.url_hash in fixes
+    }
+
+    def read_retitled(key: str) -> str:
+        fix = by_key.get(key)
+        return apply_retitle(read(key), fix) if fix else read(key)
+
+    return (
+        [renamed.get(p.url_hash, p) for p in pages],
+        [renamed.get(p.url_hash, p) for p in ordered],
+        read_retitled,
     )
 
 
@@ -108,6 +146,7 @@ def _plan(
     start_url: str,
     name: str,
     read_markdown: Callable[[str], str],
+    repeated: RepeatedLines,
 ) -> list[_Planned]:
     doc_slugs = Slugger()
     doc_slugs.slug(name)  # the document's title and contents heading take their ids first
@@ -116,6 +155,7 @@ def _plan(
     plan = []
     for index, page in enumerate(ordered, start=1):
         markdown = _with_title(read_markdown(page.markdown_key or ""), page)
+        repeated.sample(markdown)
         file = f"{PAGES_DIR}{index:0{width}d}-{page_slug(page.url, start_url)}.md"
         planned = _plan_page(page, file, headings(markdown), doc_slugs)
         plan.append(replace(planned, tokens=estimate_tokens(markdown)))
@@ -163,9 +203,20 @@ def page_slug(url: str, start_url: str) -> str:
 
 
 class _Linker:
-    """Where a link to an included page points in docs.md, and in another page's file."""
+    """Where a link to an included page points in docs.md, and in another page's file.
 
-    def __init__(self, plan: Sequence[_Planned], records: Sequence[PageRecord]) -> None:
+    A fragment resolves to the heading it names (by the page's slug, GitHub's, or a
+    looser match), else to the heading that holds the element with that id (the page's
+    anchors, read only when such a link is met), else to the page's top: a link into
+    the bundle always lands somewhere, and the miss is counted for the quality report.
+    """
+
+    def __init__(
+        self,
+        plan: Sequence[_Planned],
+        records: Sequence[PageRecord],
+        read_anchors: Callable[[str], dict[str, Any]] | None = None,
+    ) -> None:
         self._by_key: dict[str, _Planned] = {}
         by_content: dict[str, _Planned] = {}
         for planned in plan:
@@ -178,6 +229,8 @@ class _Linker:
             alias = by_content.get(record.content_hash or "")
             if alias is not None:
                 self._by_key.setdefault(url_key(record.url), alias)
+        self._read_anchors = read_anchors
+        self._anchors: dict[str, dict[str, tuple[str, str]]] = {}  # key -> {id: anchors}
 
         # url -> (target, fragment, _fragment(target, fragment)): the same nav and
         # cross-reference links recur on every page, and each is rewritten twice.
@@ -193,7 +246,9 @@ class _Linker:
         target, fragment, found = self._lookup(url)
         if target is None:
             return None
-        anchor = f"#{found[1]}" if found else (f"#{fragment}" if fragment else "")
+        if fragment and found is None:
+            source.unresolved[0] += 1
+        anchor = f"#{found[1]}" if found else ""
         if target is source:
             return anchor or "#" + _file_anchor(target)
         return target.file.removeprefix(PAGES_DIR) + anchor
@@ -202,7 +257,7 @@ class _Linker:
         known = self._found.get(url)
         if known is None:
             target, fragment = self._find(url)
-            found = _fragment(target, fragment) if target is not None else None
+            found = self._fragment(target, fragment) if target is not None else None
             known = self._found[url] = (target, fragment, found)
         return known
 
@@ -211,16 +266,44 @@ class _Linker:
             return None, ""
         return self._by_key.get(url_key(url)), urlsplit(url).fragment
 
+    def _fragment(self, target: _Planned, fragment: str) -> tuple[str, str] | None:
+        if not fragment:
+            return None
+        fragments = target.fragments
+        found = (
+            fragments.get(fragment)
+            or fragments.get(github_slug(fragment))
+            or fragments.get(_loose(fragment))
+        )
+        if found is None:
+            ids = self._ids(target)
+            found = ids.get(fragment) or ids.get(unquote(fragment))
+        return found
 
-def _fragment(target: _Planned, fragment: str) -> tuple[str, str] | None:
-    if not fragment:
-        return None
-    fragments = target.fragments
-    return (
-        fragments.get(fragment)
-        or fragments.get(github_slug(fragment))
-        or fragments.get(_loose(fragment))
-    )
+    def _ids(self, target: _Planned) -> dict[str, tuple[str, str]]:
+        key = target.page.markdown_key or ""
+        if key not in self._anchors:
+            read = self._read_anchors
+            refs = read(key) if read is not None and key else {}
+            self._anchors[key] = _id_anchors(target, refs) if refs else {}
+        return self._anchors[key]
+
+
+def _id_anchors(
+    target: _Planned, refs: dict[str, Sequence[object]]
+) -> dict[str, tuple[str, str]]:
+    """``{element id: (docs.md anchor, anchor in its file)}`` from the converter's
+    ``{id: (heading text, occurrence)}``; the page's top for ids above its headings."""
+    slugs, seen = Slugger(), Counter[str]()
+    by_heading = {}
+    for heading in target.headings:
+        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, slugs.slug(heading.text))
+        seen[heading.text] += 1
+    top = (target.anchor, _file_anchor(target))
+    return {
+        element_id: by_heading.get((str(ref[0]), int(str(ref[1]))), top)
+        for element_id, ref in refs.items()
+    }
 
 
 def _file_anchor(target: _Planned) -> str:
@@ -253,6 +336,9 @@ def _yaml(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML scalar
 
 
+_Report = dict[int, dict[str, int]]  # id(page) -> its warnings (quality.py)
+
+
 def _write_docs_and_pages(
     job: Job,
     name: str,
@@ -260,9 +346,11 @@ def _write_docs_and_pages(
     read_markdown: Callable[[str], str],
     linker: _Linker,
     open_output: OutputOpener,
-) -> int:
+    repeated: RepeatedLines,
+) -> tuple[int, _Report]:
     """docs.md piece by piece, and each page's own file from the same read of it;
-    returns the characters written to docs.md."""
+    returns the characters written to docs.md and each page's quality report."""
+    report: _Report = {}
     with open_output(DOCS) as stream:
         sink = _Sink(stream)
         sink.write(_docs_header(job, name, plan))
@@ -273,9 +361,13 @@ def _write_docs_and_pages(
             in_file, in_document = rewrite_links_twice(
                 markdown, lambda url, p=planned: linker.in_file(url, p), linker.in_document, 1
             )
-            _write_text(open_output, planned.file, _page_file(planned, in_file))
+            text = _page_file(planned, in_file)
+            _write_text(open_output, planned.file, text)
             sink.write(_section(planned, in_document))
-        return sink.chars
+            lines = repeated.count(markdown)
+            warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
+            report[id(planned.page)] = warnings
+        return sink.chars, report
 
 
 def _docs_header(job: Job, name: str, plan: Sequence[_Planned]) -> str:
@@ -313,7 +405,10 @@ def _summary(ordered: Sequence[PageRecord], start_url: str) -> str:
 
 
 def _write_manifest(
-    open_output: OutputOpener, pages: Sequence[PageRecord], plan: Sequence[_Planned]
+    open_output: OutputOpener,
+    pages: Sequence[PageRecord],
+    plan: Sequence[_Planned],
+    report: _Report,
 ) -> None:
     # 1-based, like the file numbers: order 3 is pages/0003-….md
     position = {id(p.page): (i, p.file) for i, p in enumerate(plan, start=1)}
@@ -327,6 +422,7 @@ def _write_manifest(
                 **_manifest_line(page, file, index),
                 "tokens": tokens.get(id(page), 0),
                 "native": page.native,
+                "warnings": report.get(id(page), {}),
             }
             line = json.dumps(entry, ensure_ascii=False)
             stream.write(f"{line}\n".encode())

@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .adapters.local.terminal import make_reporter
@@ -30,7 +31,8 @@ outputs (in --out DIR):
   docs.md          every page in the site's reading order, one document
   pages/           one NNNN-slug.md per page, linked to each other
   llms.txt         the llms.txt index of the site
-  manifest.jsonl   one line per URL: url, title, file, words, from_cache, status, reason
+  manifest.jsonl   one line per URL: url, title, file, words, from_cache, status, reason,
+                   tokens (estimated) and warnings (the page's quality report)
 
 scope:
   By default the crawl stays on the start URL's host and folder:
@@ -265,18 +267,42 @@ def check_out_dir(out_dir: Path) -> None:
 def summary_line(result: RunResult, seconds: float) -> str:
     job, c = result.job, result.job.counters
     parts = [
-        f"{result.pages} pages, {result.words:,} words (~{result.tokens:,} tokens) "
+        f"{result.pages} pages, {result.words:,} words (~{result.tokens:,} tokens, estimated) "
         f"in {seconds:.1f} s",
         f"{c.cached} cache hits",
         f"{c.failed} failed, {c.skipped} skipped",
     ]
     if job.truncated:
         parts.append(f"truncated: {job.left} URLs left")
+    warned = quality_note(result.quality)
+    if warned:
+        parts.append(warned)
     if result.resumed:
         parts.append("resumed")
     if result.recorded is not None and result.recorded.changes.previous is not None:
         parts.append(f"{result.recorded.changes.count} changed since the last crawl")
     return " · ".join(parts) + f" → {result.out_dir}/"
+
+
+_WARNING_NAMES = {
+    "repeated_lines": "repeated lines (possible chrome)",
+    "empty": "empty",
+    "near_empty": "near-empty",
+    "unbalanced_fences": "unclosed code fence",
+    "raw_html_lines": "raw HTML",
+    "unresolved_links": "unresolved links",
+}
+
+
+def quality_note(quality: dict[str, Any]) -> str:
+    """``12 pages with warnings (10 repeated lines (possible chrome), 2 raw HTML)``: the
+    quality report summed; each page's warnings are in manifest.jsonl."""
+    pages = int(quality.get("pages_with_warnings") or 0)
+    if not pages:
+        return ""
+    kinds = quality.get("warnings") or {}
+    detail = ", ".join(f"{n} {_WARNING_NAMES.get(kind, kind)}" for kind, n in kinds.items())
+    return f"{pages} page{'s' * (pages != 1)} with warnings ({detail}; see manifest.jsonl)"
 
 
 def _error(message: str, code: int) -> int:

@@ -53,6 +53,7 @@ def convert_html(
         description=description,
         quality=extraction.quality,
         extractor=extraction.extractor,
+        anchors=rendered.anchors,
     )
 
 

@@ -373,16 +373,52 @@ def _line_breaks_in_pre(region: HtmlElement) -> None:
 
 
 def _unwrap_line_number_tables(region: HtmlElement) -> None:
-    """Pygments' ``linenos=table`` puts code in a 2-cell table; keep only the code cell."""
+    """A listing laid out as a table, line numbers in one column and the code in the next
+    (Pygments' ``linenos=table``, gtk-doc's listings and their kind): only the code stays."""
     for table in select(region, "table.highlighttable"):
         cells = select(table, "td.code")
-        parent = table.getparent()
-        if not cells or parent is None:
-            continue
-        wrapper = lxml.html.Element("div")
-        wrapper.extend(list(cells[0]))
-        wrapper.tail = table.tail
-        parent.replace(table, wrapper)
+        if cells:
+            _replace_with_cells(table, cells[:1])
+    for table in list(region.iter("table")):
+        code = _numbered_code_cells(table)
+        if code:
+            _replace_with_cells(table, code)
+
+
+def _replace_with_cells(table: HtmlElement, cells: list[HtmlElement]) -> None:
+    parent = table.getparent()
+    if parent is None:
+        return
+    wrapper = lxml.html.Element("div")
+    for cell in cells:
+        if cell.text and cell.text.strip():
+            wrapper.append(_text_element("p", cell.text))
+        wrapper.extend(list(cell))
+    wrapper.tail = table.tail
+    parent.replace(table, wrapper)
+
+
+_LINE_NUMBERS = re.compile(r"\s*\d+(?:\s+\d+)*\s*")
+
+
+def _numbered_code_cells(table: HtmlElement) -> list[HtmlElement]:
+    """The code cells of a line-numbered listing: every row a cell of ascending line
+    numbers beside a cell holding a <pre>; [] for any other table."""
+    rows = table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr")
+    numbers: list[str] = []
+    code = []
+    for row in rows:
+        cells = row.xpath("./td | ./th")
+        if len(cells) != 2 or cells[1].find(".//pre") is None:
+            return []
+        text = cells[0].text_content()
+        if not _LINE_NUMBERS.fullmatch(text):
+            return []
+        numbers += text.split()
+        code.append(cells[1])
+    first = int(numbers[0]) if numbers else 0
+    ascending = [int(n) for n in numbers] == list(range(first, first + len(numbers)))
+    return code if code and ascending else []
 
 
 def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> None:
@@ -490,12 +526,33 @@ def _unwrap_nested_pre(region: HtmlElement) -> None:
 
 def _unwrap_heading_self_links(region: HtmlElement) -> None:
     """A heading whose text is a link to itself (mdBook's ``a.header``, Javadoc,
-    DocBook): the text is the heading, the in-page link is chrome."""
+    DocBook): the text is the heading, the in-page link is chrome. A permalink glyph
+    (``#``, ``¶``, an icon) goes with its link; the link's id stays a target, on the
+    heading (``ID_ALIASES``)."""
     for heading in region.iter("h1", "h2", "h3", "h4", "h5", "h6"):
         for anchor in list(heading.iter("a")):
             href = (anchor.get("href") or "").strip()
             if href.startswith("#") or not href and (anchor.get("name") or anchor.get("id")):
-                anchor.drop_tag()
+                move_ids(anchor, heading)
+                if href and is_permalink_glyph(anchor.text_content()):
+                    anchor.drop_tree()
+                else:
+                    anchor.drop_tag()
+
+
+ID_ALIASES = "data-mdcrawl-ids"  # ids of removed elements, kept as targets on their holder
+PERMALINK_GLYPHS = frozenset({"", "#", "¶", "§", "🔗", "⚓", "¤", "∞", "link", "permalink"})
+
+
+def is_permalink_glyph(text: str) -> bool:
+    return text.strip().lower() in PERMALINK_GLYPHS
+
+
+def move_ids(source: HtmlElement, holder: HtmlElement) -> None:
+    ids = [source.get("id"), source.get("name"), source.get(ID_ALIASES)]
+    kept = " ".join(i for i in ids if i and i.strip())
+    if kept:
+        holder.set(ID_ALIASES, f"{holder.get(ID_ALIASES) or ''} {kept}".strip())
 
 
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")

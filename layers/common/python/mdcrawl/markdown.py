@@ -11,7 +11,7 @@ puts them back with the blockquote or list prefix of the line they sit on.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
@@ -28,7 +28,8 @@ from markdownify import (
 )
 
 from . import selectors as sel
-from .extract import select
+from .anchors import HeadingRef, mark_ids, take_anchors
+from .extract import is_permalink_glyph, move_ids, select
 
 LANG_ATTR = "data-mdcrawl-lang"
 LABEL_ATTR = "data-mdcrawl-label"
@@ -87,6 +88,7 @@ _HTML_KEEP_ATTRS = {"href", "src", "alt", "title", "rowspan", "colspan"}
 class Markdown:
     text: str
     prose_words: int  # words outside code blocks and link targets
+    anchors: dict[str, HeadingRef] = field(default_factory=dict)  # element id -> heading
 
 
 # ---------------------------------------------------------------- annotate (lxml)
@@ -105,6 +107,17 @@ def annotate(region: HtmlElement) -> None:
         for box in select(region, css):
             if box.get(LABEL_ATTR) is None:
                 _mark_admonition(box)
+    _drop_permalinks(region)
+
+
+def _drop_permalinks(region: HtmlElement) -> None:
+    """A heading's permalink (``¶``, ``#``, a link icon: a link to a fragment with no
+    words) goes; its id stays a target on the heading."""
+    for heading in region.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        for anchor in list(heading.iter("a")):
+            if "#" in (anchor.get("href") or "") and is_permalink_glyph(anchor.text_content()):
+                move_ids(anchor, heading)
+                anchor.drop_tree()
 
 
 def code_language(pre: HtmlElement) -> str:
@@ -210,32 +223,49 @@ class DocsConverter(MarkdownConverter):
     # Tables ---------------------------------------------------------------
 
     def _table(self, table: Tag, parent_tags: set[str]) -> str:
-        if is_layout_table(table):
-            return self._unwrap_layout(table, parent_tags)
+        rows = [tr for tr in table_rows(table) if not is_blank_row(tr)]
+        if is_layout_table(table, rows):
+            return self._flatten(table, rows, parent_tags)
         if not fits_gfm(table):
             return self._placeholder(html_table(table))
-        rows = [self._row_cells(tr) for tr in table_rows(table) if not is_blank_row(tr)]
-        rows = [row for row in rows if row]
-        if not rows:
+        cells = [self._row_cells(tr) for tr in rows]
+        cells = [row for row in cells if row]
+        if not cells:
             return ""
         caption = table.find("caption")
         title = f"{self._cell_text(caption)}\n\n" if caption else ""
-        return "\n\n" + title + gfm_table(rows) + "\n\n"
+        return "\n\n" + title + gfm_table(cells) + "\n\n"
 
     def _row_cells(self, tr: Tag) -> list[str]:
         return [self._cell_text(cell) for cell in tr.find_all(("td", "th"), recursive=False)]
 
     def _cell_text(self, cell: Tag) -> str:
-        text = super().process_tag(cell, parent_tags={"_inline"})
-        text = " ".join(text.split())
-        return text.replace("|", r"\|")
+        return self._inline(cell).replace("|", r"\|")
 
-    def _unwrap_layout(self, table: Tag, parent_tags: set[str]) -> str:
-        parts = []
-        for cell in table.find_all(("td", "th")):
-            cell.name = "div"  # a layout cell is just a block of content
-            parts.append(super().process_tag(cell, parent_tags=parent_tags))
+    def _inline(self, cell: Tag) -> str:
+        return " ".join(super().process_tag(cell, parent_tags={"_inline"}).split())
+
+    def _flatten(self, table: Tag, rows: list[Tag], parent_tags: set[str]) -> str:
+        """A layout table as the blocks it lays out: a row of short cells (a navigation
+        bar, a title line) becomes one line, a term beside a block becomes a definition,
+        any other cell its own block."""
+        if not rows:  # no rows of its own (cells straight in the table): every cell a block
+            rows = [table]
+        parts: list[str] = []
+        for tr in rows:
+            cells = [c for c in _own_cells(tr) if _has_content(c)]
+            if cells and not any(_holds_blocks(c) for c in cells):
+                parts.append(" ".join(p for p in map(self._inline, cells) if p))
+            elif len(cells) == 2 and not _holds_blocks(cells[0]):
+                term = self._inline(cells[0])
+                parts += [_bold(term), self._cell_block(cells[1], parent_tags)]
+            else:
+                parts += [self._cell_block(cell, parent_tags) for cell in cells]
         return "\n\n" + "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n\n"
+
+    def _cell_block(self, cell: Tag, parent_tags: set[str]) -> str:
+        cell.name = "div"  # a layout cell is just a block of content
+        return super().process_tag(cell, parent_tags=parent_tags)
 
     def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         return text
@@ -283,18 +313,25 @@ class DocsConverter(MarkdownConverter):
 
     def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         # An inlined image (Docusaurus inlines small ones as data: URIs) is kilobytes of
-        # base64 no reader can use: its alt text stands in for it.
-        if (el.get("src") or "").strip().lower().startswith("data:"):
+        # base64 no reader can use: its alt text stands in for it, as for a local file.
+        if _unsafe(el.get("src")):
             return " ".join((el.get("alt") or "").split())
         return super().convert_img(el, text, parent_tags)
 
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        href = (el.get("href") or "").strip()
-        if href.lower().startswith("javascript:"):
-            return text
+        if _unsafe(el.get("href")):
+            return text  # file:, javascript:, data: links keep their text, lose the link
         return super().convert_a(el, text, parent_tags)
 
+    def escape(self, text: str, parent_tags: set[str]) -> str:
+        # "<string>" in prose (Node's type names, "<name>" placeholders) would read as
+        # an HTML tag: escaped, it stays text.
+        text = super().escape(text, parent_tags)
+        return _TAG_START.sub(r"\\<", text) if "<" in text else text
 
+
+# What CommonMark could read as raw HTML or an autolink: <tag ...>, </tag>, <!..., <?...
+_TAG_START = re.compile(r"<(?=/?[A-Za-z][^<>\n]*>|[!?])")
 _INLINE_CONTEXT = {"td", "th"}
 _NOFORMAT = {"pre", "code", "kbd", "samp"}
 
@@ -380,12 +417,47 @@ def fits_gfm(table: Tag) -> bool:
     return True
 
 
-def is_layout_table(table: Tag) -> bool:
-    """A table used for layout (Sphinx's genindex): no headers, every cell a block."""
-    if table.find(("th", "thead")) is not None:
+def is_layout_table(table: Tag, rows: list[Tag]) -> bool:
+    """A table used for layout, not data: one row (a navigation bar, a title block), one
+    column, or no header row while some cell holds blocks (lists, code, headings: a
+    table of blocks, Sphinx's genindex). A data table has a header row, or rows and
+    columns of inline content."""
+    if not rows:
+        return bool(table.find(("td", "th")))
+    if _has_header(table, rows):
         return False
-    cells = [c for c in table.find_all("td") if c.get_text(strip=True)]
-    return bool(cells) and all(c.find(("ul", "ol", "dl")) is not None for c in cells)
+    filled = [[c for c in _own_cells(tr) if _has_content(c)] for tr in rows]
+    if len(rows) == 1 or max(len(cells) for cells in filled) <= 1:
+        return True
+    return any(_holds_blocks(cell) for cells in filled for cell in cells)
+
+
+def _has_header(table: Tag, rows: list[Tag]) -> bool:
+    if table.find("thead", recursive=False) is not None:
+        return True
+    first = _own_cells(rows[0])
+    return bool(first) and all(cell.name == "th" for cell in first)
+
+
+def _own_cells(tr: Tag) -> list[Tag]:
+    return tr.find_all(("td", "th"), recursive=False)
+
+
+def _has_content(cell: Tag) -> bool:
+    return bool(cell.get_text(strip=True)) or cell.find("img") is not None
+
+
+_CELL_BLOCKS = _BLOCK_TAGS | {"details", "hr"}
+
+
+def _holds_blocks(cell: Tag) -> bool:
+    """Block content GFM cannot put in a cell: lists, code, headings, nested tables,
+    or more than one paragraph."""
+    return cell.find(_CELL_BLOCKS) is not None or len(cell.find_all("p", limit=2)) > 1
+
+
+def _bold(text: str) -> str:
+    return text if not text or text.startswith(("**", "`")) else f"**{text}**"
 
 
 def _span(cell: Tag, attr: str) -> int:
@@ -402,18 +474,32 @@ def gfm_table(rows: list[list[str]]) -> str:
 
 
 def html_table(table: Tag) -> str:
-    """The table as compact HTML (links already absolute), for markdown's HTML blocks."""
+    """The table as compact HTML (links already absolute), for markdown's HTML blocks:
+    no presentational attributes or highlight spans, no file:/javascript:/data: links."""
     for element in [table, *table.find_all(True)]:
         lang = element.get(LANG_ATTR) if element.name == "pre" else None
         element.attrs = {k: v for k, v in element.attrs.items() if k in _HTML_KEEP_ATTRS}
         if lang:  # the language stays named, as CommonMark renders a fence's
             element.attrs["class"] = f"language-{lang}"
+        if _unsafe(element.get("href")) or element.name in _PRESENTATIONAL:
+            element.unwrap()
+        elif element.name == "img" and _unsafe(element.get("src")):
+            element.replace_with(" ".join((element.get("alt") or "").split()))
     for text in table.find_all(string=True):
         if isinstance(text, NavigableString) and not text.strip() and text.parent.name != "pre":
             text.replace_with(" " if "\n" not in text else "\n")
     html = _PRE_ELEMENT.sub(_keep_pre_blank_lines, str(table))
     # A blank line would end the HTML block in CommonMark.
     return re.sub(r"\n[ \t]*\n+", "\n", html)
+
+
+_PRESENTATIONAL = {"span", "font", "center", "big", "small", "tt"}
+_UNSAFE_SCHEMES = ("file:", "javascript:", "data:", "vbscript:")
+
+
+def _unsafe(url: object) -> bool:
+    """A link no reader of the output can follow, or should: local files, scripts."""
+    return isinstance(url, str) and url.strip().lower().startswith(_UNSAFE_SCHEMES)
 
 
 _PRE_ELEMENT = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.DOTALL | re.IGNORECASE)
@@ -431,14 +517,20 @@ def _keep_pre_blank_lines(match: re.Match[str]) -> str:
 def render_markdown(region: HtmlElement) -> Markdown:
     """Markdown for a pruned, link-absolute content region."""
     annotate(region)
+    ids = mark_ids(region)
     _strip_attributes(region)
     soup = soup_from_lxml(region)
     converter = DocsConverter()
-    body = converter.convert_soup(soup)
+    body = _HEADING_GLYPHS.sub(r"\1", converter.convert_soup(soup))
+    body, anchors = take_anchors(body, converter.blocks, ids)
     body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
     prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
     text = _restore_blocks(body, converter.blocks)
-    return Markdown(text, len(_WORD.findall(prose)))
+    return Markdown(text, len(_WORD.findall(prose)), anchors)
+
+
+# Permalink glyphs left as text at the end of a heading ("## Install ¶").
+_HEADING_GLYPHS = re.compile(r"^(#{1,6} .*?)[ \t]*(?:[¶§🔗⚓]\ufe0f?)+[ \t]*$", re.MULTILINE)
 
 
 def soup_from_lxml(region: HtmlElement) -> BeautifulSoup:

@@ -12,7 +12,7 @@ from typing import Any
 
 # Bumped whenever extraction or markdown output changes, so the markdown cache
 # (keyed by content hash + this) never serves output of an older converter.
-CONVERTER_VERSION = "6"
+CONVERTER_VERSION = "7"
 
 
 class JobStatus(StrEnum):
@@ -46,7 +46,7 @@ class PageStatus(StrEnum):
 class CrawlOptions:
     """What a user can tune for one crawl (CLI flags and POST /jobs body alike)."""
 
-    max_pages: int = 2000
+    max_pages: int = 10_000
     max_depth: int = 50
     budget_s: float = 300.0
     concurrency: int = 8  # per host
@@ -211,6 +211,9 @@ class ConvertedPage:
     description: str = ""  # one line for llms.txt
     quality: float = 1.0  # extractor's confidence; readability fallback lowers it
     extractor: str = ""  # which rule picked the content region, for debugging
+    # element id -> (text, occurrence) of the heading that holds it (("", 0): the page's
+    # top): where a link to page.html#id lands (anchors.py)
+    anchors: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

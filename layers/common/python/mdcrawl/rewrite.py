@@ -247,11 +247,17 @@ def _relevel_prose(text: str, shift: int) -> str:
     return _ATX_LINES.sub(deeper, text) if "#" in text else text
 
 
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_INLINE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_TAG = re.compile(r"<[^>\n]+>")
+# Link text may hold one level of brackets: Node's "[[src]](url)" is the text "[src]".
+_LINK_TEXT = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"
+_IMAGE = re.compile(r"!" + _LINK_TEXT + r"\([^)]*\)")
+_INLINE_LINK = re.compile(_LINK_TEXT + r"\([^)]*\)")
+_TAG = re.compile(r"(?<!\\)<[^>\n]+>")  # "\<name>" is text, not a tag
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
-_EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w\uE000-\uF8FF])_+|_+(?![\w\uE000-\uF8FF])")
+# Underscore emphasis: a run that opens (not after a word) and closes (not before one).
+# A lone underscore ("Q_()", "on_event") is a literal character, as CommonMark reads it.
+_EMPHASIS_UNDERSCORE = re.compile(
+    r"(?<![\w\uE000-\uF8FF])(_{1,3})(?=[^\s_])(.*?[^\s_])\1(?![\w\uE000-\uF8FF])"
+)
 
 
 def link_text(text: str) -> str:
@@ -261,10 +267,31 @@ def link_text(text: str) -> str:
 
 def plain_text(text: str) -> str:
     """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
+    if _MARKUP.search(text) is None:
+        return text.strip()  # most headings: nothing to read but the words
     out = []
-    for piece, code in _split_code_spans(text):
+    for piece, code in _split_code_spans(_links_to_text(text)):
         out.append(piece if code else _plain_prose(piece))
     return "".join(out).strip()
+
+
+_MARKUP = re.compile(r"[\[\]`*_<>\\&!]")
+_PARKED = re.compile("\uf8f0(\\d+)\uf8f1")
+
+
+def _links_to_text(text: str) -> str:
+    """Links reduced to their text before code spans are read: a link's text may hold a
+    code span ("[Inspecting `Values`](#x)"), and a code span may look like a link."""
+    if "](" not in text:
+        return text
+    spans: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        spans.append(match.group())
+        return f"\uf8f0{len(spans) - 1}\uf8f1"
+
+    reduced = link_text(_CODE_SPAN.sub(park, text))
+    return _PARKED.sub(lambda m: spans[int(m[1])], reduced)
 
 
 def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
@@ -282,7 +309,7 @@ def _plain_prose(text: str) -> str:
     # Escaped characters are literal: park them in the private-use area so the
     # emphasis stripping below cannot mistake ``\_`` for a delimiter.
     text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
-    text = _EMPHASIS_UNDERSCORE.sub("", text.replace("*", ""))
+    text = _EMPHASIS_UNDERSCORE.sub(r"\2", text.replace("*", ""))
     text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group()) - 0xE000), text)
     return html.unescape(text)
 

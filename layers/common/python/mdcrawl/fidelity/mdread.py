@@ -25,7 +25,8 @@ _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _EXPLICIT_ANCHOR = re.compile(r"<a\s+(?:id|name)=[\"']([^\"']+)[\"'][^>]*>\s*(?:</a>)?", re.I)
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--")
+# A backslash-escaped "\<" is literal text in CommonMark, never the start of a tag.
+_TAG = re.compile(r"(?<!\\)</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|(?<!\\)<!--")
 _HTML_BLOCK_START = re.compile(r"^(?:>\s?|\s)*<(?:table|div|dl|pre|section|details)\b", re.I)
 _BLOCK_PREFIX = re.compile(r"^(?:>\s?|\s)*")
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang|highlight)-([\w+#.-]+)")
@@ -148,7 +149,12 @@ def heading_phrase(text: str) -> str:
 
 
 def _heading_plain(text: str) -> str:
-    text = _TAG.sub("", _EXPLICIT_ANCHOR.sub("", text))  # before links: "<[T](u)>" is text
+    # Tags go, except inside code spans ("`Rc<T>`" keeps its "<T>"); before links.
+    parts = _CODE_SPAN.split(_EXPLICIT_ANCHOR.sub("", text))
+    text = "".join(
+        part if i % 3 == 2 else ("" if i % 3 == 1 else _TAG.sub("", part))
+        for i, part in enumerate(parts)
+    )
     text = _MD_LINK_TEXT.sub(r"\1", text)  # links keep their text
     return text.replace("`", "").replace("*", "").replace("\\", "")
 

@@ -9,12 +9,22 @@ again but announces once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..agent_outputs import agent_output_names, write_agent_outputs
-from ..assemble import DOCS, LLMS, MANIFEST, PAGES_DIR, OutputOpener, write_outputs
+from ..anchors import anchors_key
+from ..assemble import (
+    DOCS,
+    LLMS,
+    MANIFEST,
+    PAGES_DIR,
+    AssembledResult,
+    OutputOpener,
+    write_outputs,
+)
 from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..native import site_file_records, with_native_twins
@@ -64,7 +74,13 @@ def finalize(
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
-    result = write_outputs(job, records, lambda key: _read_markdown(deps.blobs, key), open_output)
+    result = write_outputs(
+        job,
+        records,
+        lambda key: _read_markdown(deps.blobs, key),
+        open_output,
+        lambda key: _read_anchors(deps.blobs, key),
+    )
     write_agent_outputs(
         job, records, lambda key: _read_markdown(deps.blobs, key), open_output,
         job.options.max_tokens,
@@ -87,6 +103,7 @@ def finalize(
             "truncated": job.truncated,
             "left": job.left,
             "result": keys,
+            **quality_summary(result),
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
@@ -148,6 +165,17 @@ def without_duplicates(records: list[PageRecord]) -> list[PageRecord]:
             seen.add(record.content_hash)
         kept.append(record)
     return kept
+
+
+def quality_summary(result: AssembledResult) -> dict[str, object]:
+    """The crawl's quality report, summed (per page in the manifest): how many pages
+    have each kind of warning (quality.py)."""
+    return {"pages_with_warnings": result.pages_with_warnings, "warnings": result.warnings}
+
+
+def _read_anchors(blobs: BlobStore, key: str) -> dict[str, list[object]]:
+    data = blobs.get(anchors_key(key)) if key else None
+    return json.loads(data) if data is not None else {}
 
 
 def _read_markdown(blobs: BlobStore, key: str) -> str:

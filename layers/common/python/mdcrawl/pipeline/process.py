@@ -13,6 +13,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, replace
 
+from ..anchors import anchors_key
 from ..convert import convert_html
 from ..models import (
     CONVERTER_VERSION,
@@ -61,7 +62,7 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
     except ConversionFailed as exc:
         return _record_failure(page, exc, deps)
     key = job_key(page.job_id, f"pages/{page.url_hash}.md")
-    deps.blobs.put(key, converted.markdown.encode("utf-8"), "text/markdown; charset=utf-8")
+    _store_page(deps.blobs, key, converted)
     record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
     if deps.pages.put(record):
         deps.jobs.add_counters(page.job_id, processed=1, words=converted.words)
@@ -100,8 +101,7 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
         converted = converted_page(page, blobs, state.template, rules)
     except ConversionFailed:
         return record  # the first conversion stands
-    markdown = converted.markdown.encode("utf-8")
-    blobs.put(record.markdown_key, markdown, "text/markdown; charset=utf-8")
+    _store_page(blobs, record.markdown_key, converted, replacing=True)
     return replace(
         record,
         title=converted.title,
@@ -110,6 +110,17 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
         description=converted.description,
         template=state.id,
     )
+
+
+def _store_page(
+    blobs: BlobStore, key: str, converted: ConvertedPage, replacing: bool = False
+) -> None:
+    """The page's markdown, and the ids its headings hold (read by the assembler only for
+    links to an element id). A page converted again replaces both, so no stale id map."""
+    blobs.put(key, converted.markdown.encode("utf-8"), "text/markdown; charset=utf-8")
+    if converted.anchors or replacing:
+        anchors = json.dumps(converted.anchors, ensure_ascii=False).encode("utf-8")
+        blobs.put(anchors_key(key), anchors, "application/json")
 
 
 def markdown_cache_key(

@@ -18,9 +18,9 @@ import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
@@ -72,6 +72,7 @@ class RunResult:
     words: int = 0
     tokens: int = 0
     recorded: Recorded | None = None  # the library snapshot and what changed
+    quality: dict[str, Any] = field(default_factory=dict)  # job.completed's warning sums
 
 
 def cache_root(cache_dir: Path | None, environ: dict[str, str] | None = None) -> Path:
@@ -260,6 +261,13 @@ def _result(job: Job, out_dir: Path, resumed: bool, stores: LocalStores) -> RunR
         if e.type is EventType.JOB_COMPLETED
     ]
     data = completed[-1].data if completed else {}
+    quality = {k: data[k] for k in ("pages_with_warnings", "warnings") if k in data}
     return RunResult(
-        job, out_dir, resumed, data.get("pages", 0), data.get("words", 0), data.get("tokens", 0)
+        job,
+        out_dir,
+        resumed,
+        data.get("pages", 0),
+        data.get("words", 0),
+        data.get("tokens", 0),
+        quality=quality,
     )
