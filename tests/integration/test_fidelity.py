@@ -105,7 +105,7 @@ REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
         "precision": (0.84, 0.65),
         # the index pages' letter bar was an HTML table; flattened, its line counts as
         # leaked chrome
-        "chrome_leak": (0.02, 0.04),
+        "chrome_leak": (0.02, 0.06),
         "code_verbatim": (0.97, 0.93),
         "table_cells": (0.9, 0.57),
         "links": (0.34, 0.0),
