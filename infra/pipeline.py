@@ -222,7 +222,12 @@ class Pipeline(Construct):
         # put); the job.cancelled event; pages and events read; job outputs: presigned
         # GETs (a presigned URL carries the signer's permissions) and pages.zip, built
         # on the first request and written next to the other outputs.
-        table_access(role["api"], t[Table.JOBS], (*READ, *WRITE), indexes=[JOBS_OWNER_INDEX])
+        table_access(
+            role["api"],
+            t[Table.JOBS],
+            (*READ, *WRITE, "BatchGetItem"),  # listing: the owner index holds keys only
+            indexes=[JOBS_OWNER_INDEX],
+        )
         table_access(role["api"], t[Table.FRONTIER], ("BatchGetItem", *WRITE))
         table_access(role["api"], t[Table.EVENTS], (*READ, "PutItem"))
         table_access(role["api"], t[Table.PAGES], READ)

@@ -49,7 +49,7 @@ CONNECTIONS_PUSH = {
 
 EXPECTED: dict[str, dict[str, set[str]]] = {
     "Api": {
-        table(Table.JOBS): ddb("GetItem", "Query", "PutItem", "UpdateItem"),
+        table(Table.JOBS): ddb("BatchGetItem", "GetItem", "Query", "PutItem", "UpdateItem"),
         table(Table.JOBS, JOBS_OWNER_INDEX): ddb("Query"),
         table(Table.FRONTIER): ddb("BatchGetItem", "PutItem", "UpdateItem"),
         table(Table.EVENTS): ddb("GetItem", "Query", "PutItem"),
