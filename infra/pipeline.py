@@ -27,7 +27,7 @@ from mdcrawl.names import (
 from .access import READ, WRITE, bucket_access, table_access
 from .asl import FUNCTION_TAG
 from .bundling import code_layer_code, dependency_layer_code
-from .config import Settings
+from .config import ConfigError, Settings
 from .nag import acknowledge
 from .statemachine import JobStateMachine
 from .storage import Storage
@@ -110,6 +110,12 @@ class Pipeline(Construct):
             "This queue is itself the dead-letter destination of the processor's failed "
             "async events; nothing consumes it automatically, so it needs no DLQ of its own.",
         )
+        unknown = sorted(set(settings.reserved_concurrency) - set(FUNCTIONS))
+        if unknown:
+            raise ConfigError(
+                f"context 'reserved_concurrency' names unknown functions {unknown}; "
+                f"functions are {sorted(FUNCTIONS)}"
+            )
         self.functions = {
             name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()
         }
@@ -171,6 +177,7 @@ class Pipeline(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             environment=self._environment(name, storage),
             description=f"mdcrawl {name}",
+            reserved_concurrent_executions=self.settings.reserved_concurrency.get(name),
             **self._async_options(name),
         )
         cdk.Tags.of(fn).add(FUNCTION_TAG, name)
