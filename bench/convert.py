@@ -2,12 +2,16 @@
 
     python -m bench.convert [--site django | --dir PATH] [--limit N] [--repeat N]
                             [--hashes FILE] [--compare FILE] [--no-naive]
+                            [--template] [--no-rules]
 
 No crawl, no server: every ``*.html`` under the tree is converted in this process
 (``time.process_time``), ours then naive (readability-lxml ``Document.summary()`` +
 markdownify) per page, so both see the same machine load. ``--hashes`` writes a
 sha256 of each page's markdown; ``--compare`` checks them against an earlier file
-(output must not change when only speed does). Nothing is asserted on time.
+(output must not change when only speed does). ``--template`` learns the site's template
+from the first ``template.SAMPLE_SIZE`` pages first, as a crawl does, and spreads that
+CPU over every page's time; ``--no-rules`` turns the generator rules off. Nothing is
+asserted on time.
 """
 
 from __future__ import annotations
@@ -38,10 +42,31 @@ def pages(root: Path, limit: int | None) -> list[tuple[str, bytes]]:
     return [(base + str(f.relative_to(root)), f.read_bytes()) for f in files]
 
 
-def ours(body: bytes, url: str) -> str:
+def ours(body: bytes, url: str, **settings: object) -> str:
     from mdcrawl.convert import convert_html
 
-    return convert_html(body, url).markdown
+    return convert_html(body, url, **settings).markdown  # type: ignore[arg-type]
+
+
+def learned(todo: list[tuple[str, bytes]], rules: bool) -> tuple[object, float, float]:
+    """What a crawl spends on the template: its first SAMPLE_SIZE pages are converted
+    before it settles (with rules on, their extractors say whether a rule found them all:
+    then no template and nothing more); otherwise it is learned from them and they are
+    converted again at finalize. Returns (template, learning ms, first conversions ms)."""
+    from mdcrawl.convert import convert_html, learn_template
+    from mdcrawl.template import RULED_SHARE, SAMPLE_SIZE
+
+    sample = todo[:SAMPLE_SIZE]
+    start = time.process_time()
+    extractors = [convert_html(body, url, generator_rules=rules).extractor for url, body in sample]
+    first_ms = (time.process_time() - start) * 1000
+    generic = ("template", "structural", "readability", "density")
+    ruled = sum(not e.startswith(generic) for e in extractors)
+    if rules and ruled >= RULED_SHARE * len(sample):
+        return None, 0.0, first_ms
+    start = time.process_time()
+    template = learn_template([(body, None) for _, body in sample], rules)
+    return template, (time.process_time() - start) * 1000, first_ms
 
 
 def naive(body: bytes, url: str) -> str:
@@ -51,12 +76,12 @@ def naive(body: bytes, url: str) -> str:
     return markdownify(Document(body.decode("utf-8", "replace")).summary())
 
 
-def timed(fn, body: bytes, url: str, repeat: int) -> tuple[float, str]:  # noqa: ANN001
+def timed(fn, body: bytes, url: str, repeat: int, **settings) -> tuple[float, str]:  # noqa: ANN001
     best = float("inf")
     out = ""
     for _ in range(repeat):
         start = time.process_time()
-        out = fn(body, url)
+        out = fn(body, url, **settings)
         best = min(best, time.process_time() - start)
     return best * 1000, out
 
@@ -78,15 +103,28 @@ def main() -> None:
     parser.add_argument("--hashes", type=Path, help="write {url: sha256} here")
     parser.add_argument("--compare", type=Path, help="compare with an earlier --hashes file")
     parser.add_argument("--no-naive", action="store_true")
+    parser.add_argument("--template", action="store_true", help="learn the site's template")
+    parser.add_argument("--no-rules", action="store_true", help="generator rules off")
     args = parser.parse_args()
     roots = [args.dir] if args.dir else [SITES[args.site or "django"]]
     todo = [page for root in roots for page in pages(root, args.limit)]
     ours(b"<html><body><p>warm</p></body></html>", "http://x/")  # imports
     naive(b"<html><body><p>warm up</p></body></html>", "http://x/")
     our_ms, naive_ms, hashes = [], [], {}
+    settings: dict[str, object] = {"generator_rules": False} if args.no_rules else {}
+    extra_ms = 0.0
+    if args.template:
+        settings["template"], learning_ms, first_ms = learned(todo, not args.no_rules)
+        # Converted once before the template settled, again after if there is one.
+        extra_ms = learning_ms + (first_ms if settings["template"] is not None else 0.0)
+        print(
+            f"template learned in {learning_ms:.0f} ms CPU; sample pages converted first "
+            f"in {first_ms:.0f} ms ({'counted' if extra_ms > learning_ms else 'not'} again): "
+            f"{extra_ms:.0f} ms spread over the pages"
+        )
     for url, body in todo:
-        ms, markdown = timed(ours, body, url, args.repeat)
-        our_ms.append(ms)
+        ms, markdown = timed(ours, body, url, args.repeat, **settings)
+        our_ms.append(ms + extra_ms / len(todo))
         hashes[url] = hashlib.sha256(markdown.encode()).hexdigest()
         if not args.no_naive:
             naive_ms.append(timed(naive, body, url, args.repeat)[0])

@@ -89,8 +89,12 @@ def test_budget_cut_delivers_a_truncated_result(
     summary = capsys.readouterr().out
     assert "truncated" in summary
     left = int(summary.split("truncated: ")[1].split(" ")[0])
-    ok = [m for m in read_manifest(tmp_path / "out") if m["status"] == "ok"]
-    assert 1 <= len(ok) < 31 and left == 31 - len(ok)
+    manifest = read_manifest(tmp_path / "out")
+    ok = [m for m in manifest if m["status"] == "ok"]
+    # URLs in flight when the budget ended were cut there: a line each, reason timeout.
+    cut = [m for m in manifest if m["status"] != "ok"]
+    assert all((m["status"], m["reason"]) == ("failed", "timeout") for m in cut)
+    assert 1 <= len(ok) < 31 and left == 31 - len(ok) - len(cut)
     assert f"{left} URLs left" in (tmp_path / "out" / "docs.md").read_text()
 
 

@@ -94,11 +94,16 @@ ISSUE_TARGETS = {
 #   sbcl           headings         0.845  0.333   >= 0.95    -0.105
 #   sbcl           links            0.284  0.000   >= 0.95    -0.666
 REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
+    # aeson and nodejs match no rule, so the learned site template now finds their
+    # content: it drops the A-Z letter list every Haddock index page repeats (the gold
+    # counts it as content: recall p5 0.845, links 0.347), and Node.js pages lose their
+    # sidebar and TOC lines while their raw-HTML lines stay (share 0.075, p5 0.172).
     "aeson": {
+        "recall": (0.97, 0.84),
+        "links": (0.34, 0.0),
         "precision": (0.85, 0.65),
         "code_verbatim": (0.97, 0.93),
         "table_cells": (0.9, 0.57),
-        "links": (0.4, 0.0),
         "raw_html": (0.02, 0.1),
     },
     "cargo": {
@@ -125,7 +130,7 @@ REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
     "nodejs": {
         "precision": (0.82, 0.43),
         "chrome_leak": (0.11, 0.3),
-        "raw_html": (0.06, 0.16),
+        "raw_html": (0.08, 0.18),
         "titles": (0.0, 0.0),
     },
     "pam": {"links": (0.66, 0.0)},

@@ -50,4 +50,4 @@ async def test_mcp_over_http_in_serve(tmp_path: Path) -> None:
             page = _data(await client.call_tool("read_page", {"url": hits[0]["url"]}))
             assert page["markdown"].startswith("# ")
             outside = await client.call_tool("crawl_docs", {"url": "http://10.1.2.3/docs/"})
-            assert outside.is_error and "outside the networks" in outside.content[0].text
+            assert outside.is_error and "only crawls public addresses" in outside.content[0].text

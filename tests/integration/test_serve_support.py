@@ -50,10 +50,11 @@ class ServeProcess:
 
 @contextmanager
 def run_serve(
-    cache_dir: Path, api_key: str = API_KEY, allow_hosts: str = "127.0.0.0/8"
+    cache_dir: Path, api_key: str = API_KEY, allow_hosts: str | None = "127.0.0.0/8"
 ) -> Iterator[ServeProcess]:
     """`mdcrawl serve --port 0` in its own process group; yields once it listens. It crawls
-    nothing but ``allow_hosts`` (loopback): no test may send traffic anywhere else."""
+    nothing but ``allow_hosts`` (loopback): no test may send traffic anywhere else. With
+    ``allow_hosts=None`` it runs with no flag: its default, public addresses only."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     log = cache_dir / f"serve-{time.time_ns()}.log"
     command = [
@@ -68,8 +69,7 @@ def run_serve(
         "--api-key",
         api_key,
         "--verbose",
-        "--allow-hosts",
-        allow_hosts,
+        *(("--allow-hosts", allow_hosts) if allow_hosts else ()),
     ]
     with log.open("w") as errors:
         proc = subprocess.Popen(

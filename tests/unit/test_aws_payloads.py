@@ -74,4 +74,4 @@ def test_unknown_fields_from_a_newer_sender_are_ignored():
 
 
 def test_a_request_carries_no_bodies():
-    assert set(json.loads(dumps(REQUEST))) == {"job_id", "scope", "options", "items"}
+    assert set(json.loads(dumps(REQUEST))) == {"job_id", "scope", "options", "items", "deadline"}

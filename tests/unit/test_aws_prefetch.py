@@ -42,3 +42,21 @@ def test_reads_are_concurrent_once_each_and_exact() -> None:
         blobs.close()
     assert sorted(store.gets) == sorted([*keys, "other"])  # each key fetched once
     assert store.peak > 1
+
+
+def test_a_page_written_during_finalize_is_read_back_new() -> None:
+    """Finalize converts pages again once the job's template settles: reads after the
+    write get the new markdown, not what was prefetched."""
+    store = SlowStore({"k1": b"old"})
+
+    def put(key: str, data: bytes, content_type: str = "") -> None:
+        store.data[key] = data
+
+    store.put = put  # type: ignore[attr-defined]
+    blobs = PrefetchedBlobs(store, lambda: ["k1"], workers=2)
+    try:
+        assert blobs.get("k1") == b"old"
+        blobs.put("k1", b"new", "text/markdown")
+        assert blobs.get("k1") == b"new" and store.data["k1"] == b"new"
+    finally:
+        blobs.close()

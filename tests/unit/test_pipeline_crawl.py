@@ -127,3 +127,43 @@ async def test_start_url_brings_sitemap_urls(stores: LocalStores) -> None:
     fetcher = ScriptedFetcher({BASE: ok(BASE)})
     response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))
     assert response.outcomes[0].sitemap == (BASE + "from-sitemap.html",)
+
+
+async def test_links_are_judged_off_the_event_loop(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scope globs are matched in a worker thread, fetched or from the cache: in
+    `mdcrawl serve` the event loop answers the API (issue 9: a glob froze it)."""
+    import threading
+
+    from mdcrawl.pipeline import fetching
+
+    judged: list[int] = []
+
+    def recording(url: str, scope: object) -> bool:
+        judged.append(threading.get_ident())
+        return True
+
+    monkeypatch.setattr(fetching, "in_scope", recording)
+    fetcher = ScriptedFetcher({BASE + "a.html": ok(BASE + "a.html")})
+    clock = Clock()
+    for _ in range(2):  # fetched, then a fresh cache hit
+        [outcome] = (
+            await crawl_batch(request(BASE + "a.html"), deps(stores, fetcher, clock))
+        ).outcomes
+        assert outcome.state is UrlState.DONE
+    assert len(fetcher.calls) == 1 and len(judged) == 2 * len(outcome.links)
+    assert threading.get_ident() not in judged
+
+
+def test_rate_limited_and_out_of_time_are_final() -> None:
+    from mdcrawl.pipeline.crawl import failure_outcome
+
+    item = FrontierItem(BASE, url_hash(BASE))
+    for error, reason in (
+        (errors.RateLimited("x"), "rate_limited"),
+        (errors.OutOfTime("y"), "timeout"),
+    ):
+        outcome = failure_outcome(item, error)
+        assert (outcome.state, outcome.reason) == (UrlState.FAILED, reason)
+    assert failure_outcome(item, errors.FetchTimeout("z")).state is UrlState.PENDING

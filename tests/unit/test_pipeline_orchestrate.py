@@ -187,3 +187,66 @@ async def test_a_batch_that_crashes_the_crawler_fails_only_its_culprit(
     states = {i.url: i.state for i in stores.frontier.items(job_id)}
     assert [u for u, st in states.items() if st is UrlState.FAILED] == [BASE + "c"]
     assert all(states[u] is UrlState.DONE for u in links if u != BASE + "c")
+
+
+class DelayedInvoker(ScriptedInvoker):
+    """Each URL takes as long as ``delays`` says: fetches finish out of claim order."""
+
+    def __init__(self, links: dict[str, tuple[str, ...]], delays: dict[str, float]):
+        super().__init__({}, links)
+        self.delays = delays
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        await asyncio.sleep(max(self.delays.get(item.url, 0.0) for item in request.items))
+        return CrawlResponse(
+            request.job_id, tuple(self._outcome(request, item, "ok") for item in request.items)
+        )
+
+
+def _tree_site() -> dict[str, tuple[str, ...]]:
+    """A start page linking 6 sections, each linking 3 pages of its own and a shared one."""
+    links = {BASE: tuple(f"{BASE}s{i}/" for i in range(6))}
+    for i in range(6):
+        links[f"{BASE}s{i}/"] = (*(f"{BASE}s{i}/p{j}" for j in range(3)), f"{BASE}shared")
+    return links
+
+
+@pytest.mark.parametrize("slow", [(), ("s0", "s1"), ("s5",), ("s0", "s2", "s4")])
+async def test_discovery_order_does_not_depend_on_which_fetch_finishes_first(
+    tmp_path: Path, slow: tuple[str, ...]
+) -> None:
+    """A cache hit finishes at once, a network fetch later; a crawl resumed after a kill
+    or run with a warm cache mixes them differently. The order numbers (and so the
+    reading order) must be those of a crawl where nothing was slow."""
+    links = _tree_site()
+    orders = []
+    for delays in ({}, {f"{BASE}{name}/": 0.2 for name in slow}):
+        with open_local_stores(tmp_path / f"run{len(orders)}") as stores:
+            job_id, deps = run(stores, DelayedInvoker(links, delays))
+            await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST)
+            orders.append([(i.order, i.url) for i in stores.frontier.items(job_id)])
+    assert orders[0] == orders[1]
+
+
+class HangingInvoker(ScriptedInvoker):
+    """The start page answers; every other URL's crawl call never returns."""
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        if request.items[0].depth > 0:
+            await asyncio.Event().wait()
+        return await super().crawl(request)
+
+
+async def test_a_crawl_call_outliving_the_budget_is_cut_and_recorded(stores: LocalStores) -> None:
+    """No request outlives the budget, even one the fetcher does not bound: its URLs fail
+    with reason timeout (on main they held the job until they ended)."""
+    invoker = HangingInvoker({}, {BASE: (BASE + "a", BASE + "b")})
+    job_id, deps = run(stores, invoker, CrawlOptions(budget_s=0.3))
+    tuning = Tuning(tick_s=0.01, budget_grace_s=0.1)
+    outcome = await asyncio.wait_for(orchestrate(job_id, deps, float("inf"), tuning), 30)
+    assert outcome == "finalize"
+    reasons = {r.url: (r.status, r.reason) for r in stores.pages.list(job_id)}
+    assert reasons == {
+        BASE + "a": (PageStatus.FAILED, "timeout"),
+        BASE + "b": (PageStatus.FAILED, "timeout"),
+    }

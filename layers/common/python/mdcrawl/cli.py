@@ -6,17 +6,20 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
 from .adapters.local.terminal import make_reporter
+from .client import cli_commands as client_commands
 from .errors import InvalidInput
 from .library import cli_commands as library_commands
 from .models import CrawlOptions, JobStatus
-from .runtime.local import LocalRun, RunResult, run_crawl
+from .runtime.local import LocalRun, RunResult, default_out_dir, run_crawl
 from .serve import cli_commands as serve_commands
+from .urls import split_credentials, validate_start_url
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULTS = CrawlOptions()
@@ -70,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mdcrawl {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_crawl(commands)
-    serve_commands.register(commands)  # serve, submit, watch (mdcrawl[serve])
+    serve_commands.register(commands)  # serve (mdcrawl[serve])
+    client_commands.register(commands)  # submit, watch (mdcrawl[serve])
     library_commands.register(commands)  # list, search, diff, mcp (the docs library)
     return parser
 
@@ -83,7 +87,12 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=CRAWL_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    crawl.add_argument("url", metavar="URL", help="the site's start page (http or https)")
+    crawl.add_argument(
+        "url",
+        metavar="URL",
+        help="the site's start page (http or https). A user:password@ in it is sent as "
+        "HTTP Basic auth to that host only, and never written to the outputs",
+    )
     crawl.add_argument(
         "--out",
         type=Path,
@@ -159,6 +168,11 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="DIR",
         help="cache and crawl state (default: $XDG_CACHE_HOME/mdcrawl or ~/.cache/mdcrawl)",
     )
+    crawl.add_argument(
+        "--no-generator-rules",
+        action="store_true",
+        help="use no per-generator rule: the site's learned template and generic cascade only",
+    )
     crawl.add_argument("--verbose", "-v", action="store_true", help="log warnings")
     _add_library_options(crawl)
     crawl.set_defaults(handler=crawl_command)
@@ -198,12 +212,19 @@ def options_from(args: argparse.Namespace) -> CrawlOptions:
         respect_robots=not args.ignore_robots,
         max_tokens=int(args.max_tokens) if args.max_tokens else None,
         prefer_native=bool(args.prefer_native),
+        generator_rules=not args.no_generator_rules,
     )
 
 
 def crawl_command(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR)
-    run = LocalRun(args.url, options_from(args), args.out, args.cache_dir, args.label)
+    try:
+        url, auth = split_credentials(validate_start_url(args.url))
+        out_dir = args.out or default_out_dir(url)
+        check_out_dir(out_dir)
+    except InvalidInput as exc:
+        return _error(str(exc), EXIT_USAGE)
+    run = LocalRun(url, options_from(args), out_dir, args.cache_dir, args.label, auth=auth)
     reporter = make_reporter(sys.stderr, quiet=args.quiet)
     started = time.monotonic()
     try:
@@ -222,6 +243,23 @@ def crawl_command(args: argparse.Namespace) -> int:
         return _error(f"crawl failed: {why}", EXIT_FAILED)
     print(summary_line(result, time.monotonic() - started))
     return EXIT_OK
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Make sure the outputs can be written before crawling (``InvalidInput`` if not): a
+    file in the way was found only at the very end, after the whole crawl."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InvalidInput(f"--out {out_dir} is a file; give a folder") from None
+    except NotADirectoryError:
+        raise InvalidInput(f"--out {out_dir} is inside a file; give a folder") from None
+    except OSError as exc:
+        raise InvalidInput(f"--out {out_dir} cannot be created: {exc.strerror}") from None
+    try:
+        tempfile.TemporaryFile(dir=out_dir).close()
+    except OSError as exc:
+        raise InvalidInput(f"--out {out_dir} is not writable: {exc.strerror}") from None
 
 
 def summary_line(result: RunResult, seconds: float) -> str:

@@ -7,12 +7,16 @@ decode -> parse once (lxml) -> extract the content region (generator-aware casca
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from lxml.html import HtmlElement
 
-from .extract import decode_html, extract_page, parse_html
+from . import template as tpl
+from .depth import parse_bounded
+from .extract import decode_html, detect_generator, extract_page
 from .markdown import render_markdown
 from .models import ConvertedPage
+from .template import SiteTemplate
 
 # " — Site", " | Site", " - Site"... : the suffix most generators append to <title>.
 _TITLE_SUFFIX = re.compile(r"^(.+?)\s+[—–|·:-]\s+[^—–|·]+$")
@@ -20,11 +24,18 @@ _SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)")
 _DESCRIPTION_MAX = 200
 
 
-def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> ConvertedPage:
-    """Convert a page to markdown that starts with its own ``# Title``."""
+def convert_html(
+    body: bytes | str,
+    url: str,
+    encoding: str | None = None,
+    template: SiteTemplate | None = None,
+    generator_rules: bool = True,
+) -> ConvertedPage:
+    """Convert a page to markdown that starts with its own ``# Title``; ``template`` is
+    the site's learned template (see ``template.py``), used where no generator rule is."""
     html = decode_html(body, encoding)
-    root = parse_html(html)
-    extraction = extract_page(root, html, url)
+    root = parse_bounded(html)  # depth.py: 100k nested divs must not overflow the renderer
+    extraction = extract_page(root, html, url, template, generator_rules)
     region = extraction.region
     title = page_title(root, region, url)
     description = page_description(root, region)
@@ -43,6 +54,19 @@ def convert_html(body: bytes | str, url: str, encoding: str | None = None) -> Co
         quality=extraction.quality,
         extractor=extraction.extractor,
     )
+
+
+def learn_template(
+    pages: Iterable[tuple[bytes | str, str | None]], generator_rules: bool = True
+) -> SiteTemplate | None:
+    """The site's template from some of its pages (body, encoding), in discovery order.
+    With generator rules on, a site whose pages nearly all have a rule needs none."""
+    roots = [parse_bounded(decode_html(body, encoding)) for body, encoding in pages]
+    if generator_rules and roots:
+        ruled = sum(detect_generator(root) is not None for root in roots)
+        if ruled >= tpl.RULED_SHARE * len(roots):
+            return None
+    return tpl.learn_from(roots)
 
 
 def page_title(root: HtmlElement, region: HtmlElement, url: str) -> str:

@@ -10,6 +10,8 @@
     │   ├── OutOfScope        redirected off the crawl's scope
     │   ├── RobotsDisallowed  robots.txt forbids it
     │   ├── FetchTimeout      no answer in time, after retries
+    │   │   └── OutOfTime     the crawl's time budget ended before an answer (final)
+    │   ├── RateLimited       429/503 asking to wait longer than the cap or the budget
     │   ├── ConnectFailed     no connection (DNS, refused), after retries
     │   └── HttpStatusError   4xx/5xx after retries
     ├── CrawlFailed           the job cannot proceed (start URL unreachable, not HTML)
@@ -61,6 +63,18 @@ class RobotsDisallowed(FetchError):
 
 class FetchTimeout(FetchError):
     reason = "timeout"
+
+
+class OutOfTime(FetchTimeout):
+    """The job's deadline cut the request (or a wait before it): trying again later is
+    pointless, the budget is spent."""
+
+
+class RateLimited(FetchError):
+    """The server asked to come back later than the crawl can wait (Retry-After over
+    ``fetch.RETRY_AFTER_MAX_S`` or past the job's deadline)."""
+
+    reason = "rate_limited"
 
 
 class ConnectFailed(FetchError):

@@ -18,10 +18,11 @@ import lxml.html
 from lxml.cssselect import CSSSelector
 from lxml.etree import ParserError
 from lxml.html import HtmlElement
-from w3lib.encoding import html_to_unicode
 
 from . import selectors as sel
+from .charset import decode_page
 from .selectors import GeneratorRule
+from .template import SiteTemplate, content_region, density_region
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _NAV_SCHEMES = ("http://", "https://")
@@ -147,9 +148,7 @@ def decode_html(body: bytes | str, encoding: str | None = None) -> str:
     """Bytes to text: BOM first, then the HTTP charset, then <meta charset>, then UTF-8."""
     if isinstance(body, str):
         return body
-    header = f"text/html; charset={encoding}" if encoding else None
-    _, text = html_to_unicode(header, body)
-    return text
+    return decode_page(body, encoding)  # charset.py: a wrong UTF-8 label is not trusted
 
 
 def parse_html(text: str) -> HtmlElement:
@@ -200,17 +199,36 @@ def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlEle
 
 
 def find_region(
-    root: HtmlElement, html: str, rule: GeneratorRule | None
+    root: HtmlElement, html: str, rule: GeneratorRule | None, template: SiteTemplate | None = None
 ) -> tuple[HtmlElement, str, float]:
-    """The cascade: generator rule, then structural selectors, then readability."""
+    """The cascade: generator rule, then the site's learned template, then structural
+    selectors, then readability."""
     if rule is not None:
         found = _first_match(root, rule.content)
         if found:
             return found[0], rule.name, sel.QUALITY_GENERATOR
+    body = root.find("body")
+    if template is not None and body is not None:
+        region = content_region(body, template)
+        if region is not None:
+            return region, "template", sel.QUALITY_TEMPLATE
     found = _first_match(root, sel.STRUCTURAL)
     if found:
         return found[0], f"structural:{found[1]}", sel.QUALITY_STRUCTURAL
-    return _readability_region(root, html), "readability", sel.QUALITY_READABILITY
+    readable = _readability_region(root, html)
+    dense = density_region(body) if body is not None else None
+    # Readability keeps one docstring of an API page and drops its members; where it
+    # kept less than half of what text and link density find, density wins.
+    if dense is not None and _text_length(readable) < DENSITY_WINS * _text_length(dense):
+        return dense, "density", sel.QUALITY_READABILITY
+    return readable, "readability", sel.QUALITY_READABILITY
+
+
+DENSITY_WINS = 0.5
+
+
+def _text_length(element: HtmlElement) -> int:
+    return len("".join(element.itertext()).split())
 
 
 def _readability_region(root: HtmlElement, html: str) -> HtmlElement:
@@ -512,12 +530,19 @@ def absolutize(region: HtmlElement, base: str) -> None:
     region.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
 
 
-def extract_page(root: HtmlElement, html: str, url: str) -> Extraction:
-    """Run the cascade on a parsed page; the region comes back pruned and absolute."""
+def extract_page(
+    root: HtmlElement,
+    html: str,
+    url: str,
+    template: SiteTemplate | None = None,
+    generator_rules: bool = True,
+) -> Extraction:
+    """Run the cascade on a parsed page; the region comes back pruned and absolute.
+    ``generator_rules=False`` uses no generator rule at all (the generic engine alone)."""
     base = page_base_url(root, url)
-    rule = detect_generator(root)
+    rule = detect_generator(root) if generator_rules else None
     nav = site_nav(root, rule, base)
-    region, extractor, quality = find_region(root, html, rule)
+    region, extractor, quality = find_region(root, html, rule, template)
     prune(region, rule if extractor == (rule.name if rule else None) else None)
     absolutize(region, base)
     return Extraction(region, extractor, quality, nav, base, redirect_target(root, base))

@@ -19,6 +19,8 @@ Each request
     trickles bytes cannot hold a slot forever.
   - body capped at ``options.max_page_bytes`` (``TooLarge``): refused from Content-Length
     when it says so, otherwise reading stops at the cap; the rest is never downloaded.
+    Content-Encoding is undone incrementally with the same cap on every layer
+    (``inflate.py``): a small gzip bomb stops at the cap, not at the machine's memory.
   - only HTML (text/html, application/xhtml+xml; sniffed from the first bytes when there
     is no Content-Type) else ``NotHtml``, decided before the body is read.
   - redirects followed by hand, at most ``options.max_redirects`` (``TooManyRedirects``,
@@ -26,9 +28,14 @@ Each request
     URL asked for is the caller's choice and is not re-checked) and the address guard
     (``netguard.BlockedAddress``, an ``UnsafeUrl`` and a ``FetchError``).
   - retries (``options.retries``) on timeouts, connection errors, 5xx and 429, with
-    exponential backoff and jitter, or the server's Retry-After (seconds or an HTTP date)
-    capped at ``RETRY_AFTER_MAX_S``; then ``FetchTimeout``, ``ConnectFailed`` or
-    ``HttpStatusError``. Other 4xx are not retried.
+    exponential backoff and jitter, or the server's Retry-After (seconds or an HTTP date);
+    then ``FetchTimeout``, ``ConnectFailed`` or ``HttpStatusError``. Other 4xx are not
+    retried. A Retry-After over ``RETRY_AFTER_MAX_S``, or past the deadline, is not
+    waited for: ``RateLimited`` at once.
+  - the job's deadline (``deadline.fetch_deadline``, set by the crawl step from the request):
+    each attempt's whole-request limit is ``min(timeout_s, time left)`` and no wait
+    outlives it; a request the deadline cuts ends with ``OutOfTime``. So a crawl ends
+    on time even against a server that answers one byte a second.
   - conditional GET: If-None-Match / If-Modified-Since when validators are given; a 304 is
     returned as ``FetchResult(status=304, body=b"")``.
 Every failure is a ``FetchError`` subclass with a message naming the URL.
@@ -51,6 +58,7 @@ import httpcore
 import httpx
 from protego import Protego
 
+from .deadline import time_left
 from .errors import (
     ConnectFailed,
     FetchError,
@@ -58,10 +66,13 @@ from .errors import (
     HttpStatusError,
     NotHtml,
     OutOfScope,
+    OutOfTime,
+    RateLimited,
     RobotsDisallowed,
     TooLarge,
     TooManyRedirects,
 )
+from .inflate import ACCEPT_ENCODING, BoundedInflater
 from .models import CrawlOptions, FetchResult, Scope
 from .netguard import AddressGuard, GuardedNetworkBackend, host_and_port
 from .sitemap import MAX_URLS, SitemapDoc, parse_sitemap
@@ -125,10 +136,13 @@ class HttpxFetcher:
         guard: AddressGuard | None = None,
         user_agent: str = DEFAULT_USER_AGENT,
         transport: httpx.AsyncBaseTransport | None = None,
+        auth: tuple[str, str] | None = None,
     ) -> None:
         self._options = options
         self._scope = scope
         self._guard = guard
+        # Basic auth for the scope's own origin only: never sent to another host.
+        self._auth = httpx.BasicAuth(*auth) if auth and scope else None
         self._user_agent = user_agent
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -144,7 +158,11 @@ class HttpxFetcher:
         self._client = httpx.AsyncClient(
             transport=self._transport or self._default_transport(),
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
-            headers={"User-Agent": self._user_agent, "Accept": ACCEPT},
+            headers={
+                "User-Agent": self._user_agent,
+                "Accept": ACCEPT,
+                "Accept-Encoding": ACCEPT_ENCODING,  # what inflate.py undoes
+            },
             follow_redirects=False,
             trust_env=False,  # no proxies from the environment: the guard must see the host
         )
@@ -268,8 +286,7 @@ class HttpxFetcher:
             except _Retryable as failure:
                 if attempt >= want.retries:
                     raise failure.error from failure.__cause__
-                wait_s = failure.wait_s if failure.wait_s is not None else _backoff(attempt)
-                await asyncio.sleep(wait_s)
+                await asyncio.sleep(_wait_before_retry(url, failure, attempt))
         raise AssertionError("unreachable")  # itertools.count() never ends
 
     async def _attempt(self, url: str, headers: Mapping[str, str], want: _Want) -> _Answer:
@@ -277,18 +294,33 @@ class HttpxFetcher:
         await self._check_address(url)
         await self._pace(host)
         async with self._slot(host):
+            limit_s, cut_by_deadline = _attempt_limit(url, self._options.timeout_s)
             try:
-                async with asyncio.timeout(self._options.timeout_s):
-                    request = self._need_client().stream("GET", url, headers=dict(headers))
+                async with asyncio.timeout(limit_s):
+                    request = self._need_client().stream(
+                        "GET", url, headers=dict(headers), auth=self._auth_for(url)
+                    )
                     async with request as response:
                         return await _read(response, url, want)
             except (TimeoutError, httpx.TimeoutException) as exc:
+                if cut_by_deadline:
+                    raise OutOfTime(f"{url}: the crawl's time budget ended first") from exc
                 message = f"{url}: no answer within {self._options.timeout_s:g} s"
                 raise _Retryable(FetchTimeout(message)) from exc
             except httpx.TransportError as exc:
                 raise _Retryable(ConnectFailed(f"{url}: {type(exc).__name__}: {exc}")) from exc
             except httpx.HTTPError as exc:  # a body that will not decode, an invalid URL
                 raise FetchError(f"{url}: {type(exc).__name__}: {exc}") from exc
+
+    def _auth_for(self, url: str) -> httpx.BasicAuth | None:
+        if self._auth is None or self._scope is None:
+            return None
+        parts = urlsplit(url)
+        same_origin = (parts.scheme.lower(), parts.netloc.lower()) == (
+            self._scope.scheme,
+            self._scope.host,
+        )
+        return self._auth if same_origin else None
 
     async def _check_address(self, url: str) -> None:
         """Checked before each request, so a blocked hop fails clearly and early; the
@@ -391,14 +423,18 @@ def _refuse_declared(response: httpx.Response, url: str, want: _Want) -> None:
 
 
 async def _read_body(response: httpx.Response, url: str, want: _Want) -> bytes:
+    """The decoded body, read raw and inflated here (``inflate.py``): httpx would inflate
+    each network chunk whole, however large it becomes."""
     sniff = want.html_only and not _content_type(response)
+    inflater = BoundedInflater(response.headers.get("content-encoding", ""), want.max_bytes, url)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > want.max_bytes:
-            raise TooLarge(f"{url}: over the {want.max_bytes} byte cap")
-        chunks.append(chunk)
+    async for raw in response.aiter_raw():
+        for chunk in inflater.feed(raw):
+            size += len(chunk)
+            if size > want.max_bytes:
+                raise TooLarge(f"{url}: over the {want.max_bytes} byte cap")
+            chunks.append(chunk)
         if sniff and size >= SNIFF_BYTES:
             _require_html_prefix(b"".join(chunks), url)
             sniff = False
@@ -435,6 +471,33 @@ def _conditional_headers(etag: str | None, last_modified: str | None) -> dict[st
     return headers
 
 
+def _attempt_limit(url: str, timeout_s: float) -> tuple[float, bool]:
+    """(the whole-request time limit, whether the deadline is what sets it)."""
+    left = time_left()
+    if left is None or left >= timeout_s:
+        return timeout_s, False
+    if left <= 0:
+        raise OutOfTime(f"{url}: the crawl's time budget ended before it could be fetched")
+    return left, True
+
+
+def _wait_before_retry(url: str, failure: _Retryable, attempt: int) -> float:
+    """How long to wait before the next attempt; raises when that wait is not allowed:
+    ``RateLimited`` for a Retry-After over the cap or past the deadline, ``OutOfTime``
+    when the backoff itself would outlive the deadline."""
+    asked = failure.wait_s
+    left = time_left()
+    if asked is not None and (asked > RETRY_AFTER_MAX_S or (left is not None and asked >= left)):
+        raise RateLimited(
+            f"{url}: the server asks to come back in {asked:g} s ({failure.error}); "
+            f"that is past the crawl's time budget or the {RETRY_AFTER_MAX_S:g} s cap"
+        ) from failure.error
+    wait_s = asked if asked is not None else _backoff(attempt)
+    if left is not None and wait_s >= left:
+        raise OutOfTime(f"{url}: the crawl's time budget ended ({failure.error})") from failure
+    return wait_s
+
+
 def _backoff(attempt: int) -> float:
     """Exponential with jitter: half to all of base * 2**attempt, capped."""
     ceiling = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt)
@@ -442,7 +505,7 @@ def _backoff(attempt: int) -> float:
 
 
 def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta seconds or HTTP date), capped."""
+    """Seconds to wait from a Retry-After header (delta seconds or HTTP date)."""
     if not value:
         return None
     value = value.strip()
@@ -453,4 +516,4 @@ def _retry_after(value: str | None) -> float | None:
             seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
         except (TypeError, ValueError):
             return None
-    return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
+    return max(seconds, 0.0)

@@ -61,6 +61,9 @@ class CrawlOptions:
     retries: int = 3
     max_tokens: int | None = None  # also write docs-001.md… parts of at most this many tokens
     prefer_native: bool = False  # use a page's markdown twin (page.md) when the site has one
+    # Off: no per-generator rule from selectors.py; the site's learned template and the
+    # generic cascade alone find every page's content.
+    generator_rules: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -229,6 +232,8 @@ class PageRecord:
     sitemap_rank: int | None = None
     content_hash: str | None = None
     native: str | None = None  # "md_twin": the markdown is the site's own twin (native.py)
+    encoding: str | None = None  # the response's charset: finalize may convert again
+    template: str = ""  # id of the site template the markdown was converted with
 
 
 class EventType(StrEnum):

@@ -7,6 +7,12 @@ fd00:ec2::254, multicast, reserved, unspecified, documentation ranges. IPv6 form
 embed an IPv4 address (::ffff:a.b.c.d, 64:ff9b::/96 NAT64, 2002::/16 6to4) are judged by
 the IPv4 inside. ``allow_networks`` opens chosen ranges (tests allow 127.0.0.0/8).
 
+A fence (``allow_public=False``, ``mdcrawl serve --allow-hosts``) admits the allowed
+networks alone, and only as addresses: a host name other than ``localhost`` (taken as
+127.0.0.1) is refused without asking DNS, so a fenced server sends no packet anywhere
+else, not even a DNS query. ``start_guard`` is the CLI's rule: a crawl that starts on a
+public address stays on public addresses, one that starts at home may stay there.
+
 Every resolved address is checked, and ``GuardedNetworkBackend`` then connects only to
 an address it has just checked: a DNS answer that changes between the check and the
 connect (DNS rebinding) cannot slip through.
@@ -45,17 +51,24 @@ class BlockedAddress(UnsafeUrl, FetchError):
 class AddressGuard:
     """Refuses URLs and addresses outside the public internet, unless allowed."""
 
-    def __init__(self, allow_networks: Sequence[str] = ()) -> None:
+    def __init__(self, allow_networks: Sequence[str] = (), allow_public: bool = True) -> None:
         try:
             networks = [ipaddress.ip_network(n.strip(), strict=False) for n in allow_networks]
         except ValueError as exc:
             raise InvalidInput(f"allow_networks: {exc}") from exc
         self._allowed: tuple[IpNetwork, ...] = tuple(networks)
+        self._public = allow_public
 
     def check_url(self, url: str) -> None:
-        """Raise ``UnsafeUrl`` unless ``url`` is http(s) and every address of its host is
-        safe. Resolves the host with the system resolver (blocking)."""
+        """Raise ``UnsafeUrl`` unless ``url`` is http(s) without credentials and every
+        address of its host is allowed. Resolves the host with the system resolver
+        (blocking) unless this guard is a fence."""
         host, port = host_and_port(url)
+        refuse_credentials(url)
+        literal = self._literal(host)
+        if literal is not None:
+            self.check_addresses(host, literal)
+            return
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
@@ -65,11 +78,26 @@ class AddressGuard:
     async def resolve(self, host: str, port: int) -> list[str]:
         """Every address of ``host``, each checked; raises ``UnsafeUrl`` if any is unsafe,
         ``OSError`` if the name does not resolve."""
-        loop = asyncio.get_running_loop()
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        self.check_addresses(host, addresses)
-        return addresses
+        literal = self._literal(host)
+        if literal is None:
+            loop = asyncio.get_running_loop()
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            literal = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        self.check_addresses(host, literal)
+        return literal
+
+    def _literal(self, host: str) -> list[str] | None:
+        """The host's address when no DNS is needed (or allowed), else None."""
+        bare = host.strip("[]")
+        try:
+            return [str(ipaddress.ip_address(bare.split("%", 1)[0]))]
+        except ValueError:
+            pass
+        if self._public:
+            return None
+        if bare.lower().rstrip(".") == "localhost":
+            return ["127.0.0.1"]
+        raise BlockedAddress(f"{host!r} is a name; this fence admits addresses only")
 
     def check_addresses(self, host: str, addresses: Iterable[str]) -> None:
         seen = False
@@ -83,9 +111,38 @@ class AddressGuard:
         ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone id
         if any(ip in net for net in self._allowed):
             return
+        if not self._public:
+            raise BlockedAddress(f"{ip} is outside the allowed networks; it is not fetched")
         if not is_public(ip):
             shown = f"{host!r} ({ip})" if host and host != address else str(ip)
             raise BlockedAddress(f"{shown} is not a public address; fetching it is not allowed")
+
+
+def refuse_credentials(url: str) -> None:
+    """``UnsafeUrl`` for a URL with a user name or password in it: a hosted service would
+    store them in the job and print them into every output."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise BlockedAddress(f"{url!r} is not a valid URL") from exc
+    if parts.username is not None or parts.password is not None:
+        raise UnsafeUrl(
+            "the URL holds credentials (user:password@); this service does not accept them"
+        )
+
+
+def start_guard(url: str) -> AddressGuard | None:
+    """The CLI's guard for a crawl from ``url``: a start on public addresses keeps every
+    request (redirect, robots.txt, sitemap) on public addresses; a start on a loopback
+    or private address (the user's own docs server) may go anywhere, as before. A name
+    that does not resolve gets the strict guard: the crawl fails on it anyway."""
+    host, port = host_and_port(url)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return AddressGuard()
+    addresses = [ipaddress.ip_address(str(i[4][0]).split("%", 1)[0]) for i in infos]
+    return AddressGuard() if all(is_public(a) for a in addresses) else None
 
 
 def is_public(ip: IpAddress) -> bool:

@@ -197,6 +197,7 @@ class CrawlRequest:
     scope: Scope
     options: CrawlOptions
     items: tuple[FrontierItem, ...]
+    deadline: float | None = None  # the job's (clock time): no request may outlive it
 
 
 @dataclass(frozen=True)

@@ -412,5 +412,6 @@ GRID_HEADER_CLASS = "table-header"
 
 # Extractor confidence by kind of rule.
 QUALITY_GENERATOR = 1.0
+QUALITY_TEMPLATE = 0.8
 QUALITY_STRUCTURAL = 0.7
 QUALITY_READABILITY = 0.4

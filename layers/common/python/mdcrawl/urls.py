@@ -28,6 +28,7 @@ from urllib.parse import SplitResult, unquote, unquote_plus, urljoin, urlsplit, 
 from w3lib.url import canonicalize_url, safe_url_string
 
 from .errors import InvalidInput
+from .globs import glob_matches
 from .models import Scope
 
 MAX_URL_LENGTH = 2048
@@ -83,6 +84,7 @@ def validate_start_url(url: str) -> str:
     if any(ch.isspace() for ch in text):
         raise InvalidInput("A URL cannot contain spaces; encode them as %20 or remove them.")
     _check_scheme(text)
+    _check_port(text)
     parts = _split(text)
     if parts is None or not parts.hostname:
         raise InvalidInput(f"{text!r} has no host name; expected e.g. https://docs.example.com/")
@@ -95,12 +97,36 @@ def validate_start_url(url: str) -> str:
 def _check_scheme(text: str) -> None:
     match = _SCHEME_RE.match(text)
     has_authority = match is not None and text[match.end() :].startswith("//")
+    if match is not None and not has_authority and match.group(1).lower() in DEFAULT_PORTS:
+        # "http:/127.0.0.1/" or "https:docs.example.com": the slashes were mistyped.
+        fixed = f"{match.group(1).lower()}://{text[match.end():].lstrip('/')}"
+        raise InvalidInput(f"{text!r} needs // after the scheme; did you mean {fixed} ?")
     if match is None or (not has_authority and match.group(1).lower() not in _KNOWN_SCHEMES):
         # "docs.python.org/3" or "localhost:8000/docs": a scheme was left out.
         raise InvalidInput(f"{text!r} has no scheme; did you mean https://{text.lstrip('/')} ?")
     scheme = match.group(1).lower()
     if scheme not in DEFAULT_PORTS:
         raise InvalidInput(f"Only http:// and https:// URLs can be crawled, not {scheme}:")
+
+
+def _check_port(text: str) -> None:
+    try:
+        urlsplit(text).port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        port = urlsplit(text).netloc.rpartition("@")[2].rpartition(":")[2]
+        raise InvalidInput(
+            f"{text!r} has port {port!r}; a port is a number from 1 to 65535"
+        ) from None
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """The URL without ``user:password@``, and the (user, password) it held, decoded."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    bare = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return bare, (unquote(parts.username or ""), unquote(parts.password or ""))
 
 
 # Schemes written without "//" that a person may paste (so "host:port" is not one of them).
@@ -230,8 +256,13 @@ def _extension(segment: str) -> str:
     return ext.lower() if dot else ""
 
 
+@lru_cache(maxsize=65_536)
 def in_scope(url: str, scope: Scope) -> bool:
-    """Whether ``url`` (normalised) is a page of this crawl: see ``scope_for``."""
+    """Whether ``url`` (normalised) is a page of this crawl: see ``scope_for``.
+
+    Memoised: the crawl step judges a page's links in a worker thread
+    (``pipeline.fetching``), so the orchestrator, on the event loop that also serves the
+    API in ``mdcrawl serve``, finds the answers ready instead of matching globs itself."""
     parts = _split(url)
     if parts is None or parts.scheme != scope.scheme or parts.netloc != scope.host:
         return False
@@ -251,28 +282,4 @@ def is_non_page(path: str) -> bool:
 
 
 def _glob_matches(pattern: str, path: str) -> bool:
-    regex = _glob_regex(pattern)
-    return bool(regex.fullmatch(path) or regex.fullmatch(unquote(path)))
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
+    return glob_matches(pattern, path) or glob_matches(pattern, unquote(path))

@@ -70,7 +70,9 @@ class DocsTools:
         if self._check_url is not None:
             self._check_url(request.url)
         out_dir = self.root / OUTPUTS_DIR / default_out_dir(request.url).name
-        run = LocalRun(request.url, options, out_dir, self.root, request.label)
+        # serve's StartUrlCheck carries its AddressGuard: every request of the crawl obeys it.
+        fence = getattr(self._check_url, "guard", None)
+        run = LocalRun(request.url, options, out_dir, self.root, request.label, fence=fence)
         result = run_crawl(run, _Progress(progress))
         return crawl_summary(result)
 

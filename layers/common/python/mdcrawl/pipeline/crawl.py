@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from .. import errors
+from ..deadline import fetch_deadline
 from ..models import FrontierItem, UrlState
 from ..ports import (
     BlobStore,
@@ -35,6 +36,9 @@ SKIP_ERRORS = (
     errors.RobotsDisallowed,
     errors.TooManyRedirects,
 )
+# Fetch errors that end a URL for good, as "failed": trying later cannot help (the
+# budget is spent, or the server asked to wait longer than the crawl may).
+FINAL_ERRORS = (errors.OutOfTime, errors.RateLimited)
 # HTTP statuses worth another attempt later (the fetcher already retried with backoff).
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
@@ -48,8 +52,12 @@ class CrawlDeps:
 
 
 async def crawl_batch(request: CrawlRequest, deps: CrawlDeps) -> CrawlResponse:
-    """Crawl every item of the batch concurrently (the fetcher enforces politeness)."""
-    outcomes = await asyncio.gather(*(crawl_item(request, item, deps) for item in request.items))
+    """Crawl every item of the batch concurrently (the fetcher enforces politeness), no
+    request outliving the job's deadline."""
+    with fetch_deadline(request.deadline):
+        outcomes = await asyncio.gather(
+            *(crawl_item(request, item, deps) for item in request.items)
+        )
     return CrawlResponse(job_id=request.job_id, outcomes=tuple(outcomes))
 
 
@@ -79,6 +87,8 @@ def failure_outcome(item: FrontierItem, exc: errors.FetchError) -> CrawlOutcome:
     detail = str(exc) or exc.reason
     if isinstance(exc, SKIP_ERRORS):
         return CrawlOutcome(item.url_hash, UrlState.SKIPPED, exc.reason, detail=detail)
+    if isinstance(exc, FINAL_ERRORS):
+        return CrawlOutcome(item.url_hash, UrlState.FAILED, exc.reason, detail=detail)
     if isinstance(exc, errors.HttpStatusError):
         reason = f"http_{exc.status}"
         state = UrlState.PENDING if exc.status in TRANSIENT_STATUSES else UrlState.FAILED

@@ -6,6 +6,7 @@ change costs no new blob, and two URLs serving the same bytes share one.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from dataclasses import replace
@@ -13,10 +14,19 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..links import extract_links
-from ..models import CacheEntry, CrawledPage, CrawlOptions, FetchResult, FrontierItem
+from ..models import (
+    CacheEntry,
+    CrawledPage,
+    CrawlOptions,
+    FetchResult,
+    FrontierItem,
+    PageRecord,
+    PageStatus,
+    Scope,
+)
 from ..names import BlobPrefix
 from ..ports import CrawlRequest
-from ..urls import normalize_url, url_hash
+from ..urls import in_scope, normalize_url, url_hash
 
 if TYPE_CHECKING:
     from .crawl import CrawlDeps
@@ -51,6 +61,7 @@ async def fetch_page(
     if entry is not None and not deps.blobs.exists(body_key(entry.content_hash)):
         entry = None  # the body blob is gone: the entry is useless
     if entry is not None and is_fresh(entry, now, options):
+        await asyncio.to_thread(judge_links, entry.links, request.scope)
         return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
     result = await deps.fetcher.fetch(
         item.url,
@@ -61,9 +72,12 @@ async def fetch_page(
         if entry is None:
             raise errors.HttpStatusError(f"{item.url} answered 304 to a plain GET", 304)
         entry = _revalidated(entry, result, now, options)
+        await asyncio.to_thread(judge_links, entry.links, request.scope)
         deps.cache.put(entry)
         return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
-    entry = _store(item, result, now, options, deps)
+    final_url = normalize_url(result.final_url) or result.final_url
+    links = await asyncio.to_thread(links_judged, result.body, final_url, request.scope)
+    entry = _store(item, result, now, options, deps, links)
     return crawled_page(request.job_id, item, entry, from_cache=False), entry.links
 
 
@@ -80,7 +94,12 @@ def _revalidated(
 
 
 def _store(
-    item: FrontierItem, result: FetchResult, now: float, options: CrawlOptions, deps: CrawlDeps
+    item: FrontierItem,
+    result: FetchResult,
+    now: float,
+    options: CrawlOptions,
+    deps: CrawlDeps,
+    links: tuple[str, ...],
 ) -> CacheEntry:
     content_hash = hashlib.sha256(result.body).hexdigest()
     key = body_key(content_hash)
@@ -98,13 +117,28 @@ def _store(
         content_hash=content_hash,
         etag=result.headers.get("etag"),
         last_modified=result.headers.get("last-modified"),
-        links=page_links(result.body, final_url),
+        links=links,
         encoding=result.encoding,
     )
     deps.cache.put(entry)
     if final_url != item.url:  # a redirect: the target is now known (and fresh) too
         deps.cache.put(replace(entry, url_hash=url_hash(final_url), url=final_url))
     return entry
+
+
+def links_judged(body: bytes, url: str, scope: Scope) -> tuple[str, ...]:
+    """``page_links``, with each link's scope judged (memoised by ``urls.in_scope``).
+    Run in a worker thread: parsing a page and matching its links against the job's
+    globs are CPU work that must not hold the event loop (in ``mdcrawl serve`` the API
+    answers on it)."""
+    links = page_links(body, url)
+    judge_links(links, scope)
+    return links
+
+
+def judge_links(links: tuple[str, ...], scope: Scope) -> None:
+    for link in links:
+        in_scope(link, scope)
 
 
 def page_links(body: bytes, url: str) -> tuple[str, ...]:
@@ -135,4 +169,19 @@ def crawled_page(
         from_cache=from_cache,
         sitemap_rank=item.sitemap_rank,
         encoding=entry.encoding,
+    )
+
+
+def unconverted_record(
+    job_id: str, item: FrontierItem, status: PageStatus, reason: str
+) -> PageRecord:
+    """The manifest line of a URL that never became a page: failed or skipped, and why."""
+    return PageRecord(
+        job_id=job_id,
+        url=item.url,
+        url_hash=item.url_hash,
+        status=status,
+        order=item.order,
+        reason=reason,
+        sitemap_rank=item.sitemap_rank,
     )

@@ -19,7 +19,9 @@ from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..native import site_file_records, with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
+from . import templating
 from .jobs import get_job
+from .process import reprocess
 
 WAIT, DONE = "wait", "done"
 OUTPUT_NAMES = {"docs": DOCS, "llms": LLMS, "manifest": MANIFEST, "pages": PAGES_DIR}
@@ -58,7 +60,7 @@ def finalize(
     if job.cancel_requested:
         _cancelled(job_id, deps)
         return DONE
-    records = without_duplicates(deps.pages.list(job_id))
+    records = with_settled_template(job_id, without_duplicates(deps.pages.list(job_id)), deps)
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
@@ -88,6 +90,19 @@ def finalize(
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
+
+
+def with_settled_template(
+    job_id: str, records: list[PageRecord], deps: FinalizeDeps
+) -> list[PageRecord]:
+    """Settle the job's template if the crawl did not, and convert again the pages that
+    were converted with another one (before it settled): same pages, same output."""
+    job = get_job(job_id, deps.jobs)
+    rules = job.options.generator_rules
+    state = templating.load(job_id, deps.blobs)
+    if not state.settled:
+        state = templating.settle(job_id, records, deps.blobs, rules, complete=True)
+    return [reprocess(record, state, rules, deps.blobs) for record in records]
 
 
 def _cancelled(job_id: str, deps: FinalizeDeps) -> None:

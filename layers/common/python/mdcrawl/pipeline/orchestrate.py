@@ -1,5 +1,12 @@
 """The orchestrator: drives one job's frontier through the crawl step until it drains.
 
+Outcomes are applied in discovery order (``order``), not in the order fetches happen to
+finish: the links a page adds to the frontier get the next ``order`` numbers, and the
+reading order falls back on those numbers, so applying a cache hit's links before a slow
+fetch's would make the output depend on timing (a crawl resumed after a kill, or run
+again with a warm cache, differed from the first). A finished fetch waits until every
+URL claimed before it has been applied; fetching goes on meanwhile.
+
 Called once per run (locally with ``stop_at`` = the job's deadline; on AWS once per
 Lambda invocation with ``stop_at`` below the Lambda timeout). The frontier is the
 checkpoint, so a run may stop anywhere and the next one carries on. Returns
@@ -16,6 +23,7 @@ from dataclasses import dataclass
 from ..models import EventType, FrontierItem, Job, JobStatus, UrlState
 from ..ports import (
     Clock,
+    CrawlOutcome,
     CrawlRequest,
     CrawlResponse,
     EventLog,
@@ -52,6 +60,8 @@ class Tuning:
     in_flight_per_slot: int = 2  # URLs in flight per unit of concurrency
     tick_s: float = 0.25  # how often cancel, heartbeat and progress are looked at
     progress_every_s: float = 1.0
+    # A crawl call still running this long after the deadline is cut (see _cut_overdue).
+    budget_grace_s: float = 5.0
 
 
 async def orchestrate(
@@ -95,6 +105,8 @@ class _Engine:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         self.state = RunState(job, scope, known, discovered=len(known))
         self.tasks: dict[asyncio.Task[CrawlResponse], tuple[FrontierItem, ...]] = {}
+        # Finished crawl calls waiting for every URL claimed before theirs (see above).
+        self.finished: list[tuple[tuple[FrontierItem, ...], asyncio.Task[CrawlResponse]]] = []
         self.stop: str | None = None  # why claiming stopped: cancel, budget, stop_at, failed
         self.last_progress = 0.0
         self.job, self.job_read_at = job, 0.0
@@ -107,6 +119,8 @@ class _Engine:
         try:
             while True:
                 self._watch(stop_at)
+                if self.stop == "budget":
+                    self._cut_overdue()
                 if self.stop is None:
                     self._claim()
                 if not self.tasks:
@@ -166,8 +180,28 @@ class _Engine:
         fresh = [item for item in items if item.attempts == 0]
         retried = [(item,) for item in items if item.attempts > 0]
         for chunk in [*iter_chunks(fresh, batch), *retried]:
-            request = CrawlRequest(self.job_id, self.state.scope, options, tuple(chunk))
+            request = CrawlRequest(
+                self.job_id, self.state.scope, options, tuple(chunk), self.state.job.deadline
+            )
             self.tasks[asyncio.ensure_future(self.deps.invoker.crawl(request))] = tuple(chunk)
+
+    def _cut_overdue(self) -> None:
+        """The fetcher ends every request and wait at the deadline; a crawl call still
+        running ``budget_grace_s`` after it (a crawler without the deadline, a wait outside
+        the fetcher) is cancelled, and its URLs fail with reason ``timeout``: the budget
+        is kept, and each of them has its line in the manifest."""
+        deadline = self.state.job.deadline
+        if deadline is None or self.deps.clock.now() < deadline + self.tuning.budget_grace_s:
+            return
+        ports = self._ports()
+        for task, items in list(self.tasks.items()):
+            task.cancel()
+            del self.tasks[task]
+            for item in items:
+                detail = f"{item.url}: still running when the crawl's time budget ended"
+                cut = CrawlOutcome(item.url_hash, UrlState.FAILED, "timeout", detail=detail)
+                apply_outcome(self.state, item, cut, ports)
+        self._apply_in_order()
 
     def _drained(self) -> bool:
         now = self.deps.clock.now()
@@ -180,7 +214,24 @@ class _Engine:
             self.tasks, timeout=self.tuning.tick_s, return_when=asyncio.FIRST_COMPLETED
         )
         for task in done:
-            self._apply(self.tasks.pop(task), task)
+            self.finished.append((self.tasks.pop(task), task))
+        self._apply_in_order()
+
+    def _apply_in_order(self) -> None:
+        """Apply the finished URLs that no URL still in flight precedes, lowest first."""
+        in_flight = [item.order for items in self.tasks.values() for item in items]
+        first_in_flight = min(in_flight, default=None)
+        ready: list[tuple[FrontierItem, asyncio.Task[CrawlResponse]]] = []
+        kept = []
+        for items, task in self.finished:
+            for item in items:
+                if first_in_flight is None or item.order < first_in_flight:
+                    ready.append((item, task))
+                else:
+                    kept.append(((item,), task))
+        self.finished = kept
+        for item, task in sorted(ready, key=lambda pair: pair[0].order):
+            self._apply((item,), task)
 
     def _apply(self, items: tuple[FrontierItem, ...], task: asyncio.Task[CrawlResponse]) -> None:
         ports = self._ports()

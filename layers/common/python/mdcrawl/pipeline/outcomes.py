@@ -10,9 +10,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..models import EventType, FrontierItem, Job, PageRecord, PageStatus, Scope, UrlState
+from ..models import EventType, FrontierItem, Job, PageStatus, Scope, UrlState
 from ..ports import CrawlOutcome, EventLog, Frontier, Invoker, JobStore, PageStore
 from ..urls import in_scope, normalize_url, url_hash
+from .fetching import unconverted_record
 
 log = logging.getLogger(__name__)
 
@@ -94,15 +95,7 @@ def record_unfetched(
 ) -> None:
     """A failed or skipped URL still gets a manifest line, with its reason."""
     status = PageStatus.FAILED if state is UrlState.FAILED else PageStatus.SKIPPED
-    record = PageRecord(
-        job_id=run.job.job_id,
-        url=item.url,
-        url_hash=item.url_hash,
-        status=status,
-        order=item.order,
-        reason=outcome.reason,
-        sitemap_rank=item.sitemap_rank,
-    )
+    record = unconverted_record(run.job.job_id, item, status, outcome.reason)
     if ports.pages.put(record):
         counter = "failed" if status is PageStatus.FAILED else "skipped"
         ports.jobs.add_counters(run.job.job_id, **{counter: 1})

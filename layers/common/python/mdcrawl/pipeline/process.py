@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ..convert import convert_html
 from ..models import (
@@ -24,6 +24,10 @@ from ..models import (
 )
 from ..names import BlobPrefix, job_key
 from ..ports import BlobStore, Clock, EventLog, JobStore, PageStore
+from ..template import SiteTemplate, template_id
+from . import templating
+from .fetching import body_key
+from .templating import JobTemplate
 
 log = logging.getLogger(__name__)
 
@@ -50,27 +54,86 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
     existing = deps.pages.get(page.job_id, page.url_hash)
     if existing is not None:
         return existing  # a redelivery: already recorded, counted and announced
+    rules = generator_rules(page.job_id, deps.jobs)
+    state = templating.load(page.job_id, deps.blobs)
     try:
-        converted = converted_page(page, deps.blobs)
+        converted = converted_page(page, deps.blobs, state.template, rules)
     except ConversionFailed as exc:
         return _record_failure(page, exc, deps)
     key = job_key(page.job_id, f"pages/{page.url_hash}.md")
     deps.blobs.put(key, converted.markdown.encode("utf-8"), "text/markdown; charset=utf-8")
-    record = _ok_record(page, converted, key)
+    record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
     if deps.pages.put(record):
         deps.jobs.add_counters(page.job_id, processed=1, words=converted.words)
         deps.events.append(page.job_id, EventType.PAGE_DONE, _event_data(record), deps.clock.now())
+    if not state.settled and page.order < templating.SETTLE_WINDOW:
+        templating.settle(page.job_id, deps.pages.list(page.job_id), deps.blobs, rules, False)
     return record
 
 
-def markdown_cache_key(page: CrawledPage) -> str:
+def generator_rules(job_id: str, jobs: JobStore) -> bool:
+    job = jobs.get(job_id)
+    return job.options.generator_rules if job is not None else True
+
+
+def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobStore) -> PageRecord:
+    """A page converted before the job's template settled, converted again with it from
+    the cached body (finalize: the PageStore keeps its first record, the outputs get
+    this one). A page already converted with the settled template comes back as it is."""
+    if record.status is not PageStatus.OK or record.template in (state.id, templating.ANY):
+        return record
+    if not record.content_hash or not record.markdown_key:
+        return record
+    page = CrawledPage(
+        job_id=record.job_id,
+        url=record.url,
+        url_hash=record.url_hash,
+        final_url=record.url,
+        content_hash=record.content_hash,
+        body_key=body_key(record.content_hash),
+        order=record.order,
+        depth=0,
+        from_cache=record.from_cache,
+        encoding=record.encoding,
+    )
+    try:
+        converted = converted_page(page, blobs, state.template, rules)
+    except ConversionFailed:
+        return record  # the first conversion stands
+    markdown = converted.markdown.encode("utf-8")
+    blobs.put(record.markdown_key, markdown, "text/markdown; charset=utf-8")
+    return replace(
+        record,
+        title=converted.title,
+        words=converted.words,
+        nav=converted.nav,
+        description=converted.description,
+        template=state.id,
+    )
+
+
+def markdown_cache_key(
+    page: CrawledPage, template: SiteTemplate | None = None, rules: bool = True
+) -> str:
+    """By body, converter version and base URL; and by template and rules setting
+    when they are not the defaults (no template, rules on)."""
     base = hashlib.sha256(page.final_url.encode("utf-8")).hexdigest()[:16]
-    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{page.content_hash}-{base}.json"
+    variant = "" if template is None and rules else f"-t{template_id(template)}-r{int(rules)}"
+    name = f"{page.content_hash}-{base}{variant}.json"
+    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{name}"
 
 
-def converted_page(page: CrawledPage, blobs: BlobStore) -> ConvertedPage:
+def job_markdown_cache_key(page: CrawledPage, blobs: BlobStore, jobs: JobStore) -> str:
+    """The cache key the process step would use for this page right now."""
+    rules = generator_rules(page.job_id, jobs)
+    return markdown_cache_key(page, templating.load(page.job_id, blobs).template, rules)
+
+
+def converted_page(
+    page: CrawledPage, blobs: BlobStore, template: SiteTemplate | None = None, rules: bool = True
+) -> ConvertedPage:
     """From the markdown cache, else converted now (and cached for next time)."""
-    key = markdown_cache_key(page)
+    key = markdown_cache_key(page, template, rules)
     cached = blobs.get(key)
     if cached is not None:
         return _from_json(cached)
@@ -78,7 +141,7 @@ def converted_page(page: CrawledPage, blobs: BlobStore) -> ConvertedPage:
     if body is None:
         raise ConversionFailed("body_missing", f"no stored body for {page.url}")
     try:
-        converted = convert_html(body, page.final_url, page.encoding)
+        converted = convert_html(body, page.final_url, page.encoding, template, rules)
     except Exception as exc:  # noqa: BLE001 - any converter bug must cost one page, not the crawl
         log.warning("conversion of %s failed: %r", page.final_url, exc)
         raise ConversionFailed("conversion_error", f"{type(exc).__name__}: {exc}") from exc
@@ -96,7 +159,7 @@ def _from_json(data: bytes) -> ConvertedPage:
     return ConvertedPage(**doc)
 
 
-def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str) -> PageRecord:
+def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str, template: str) -> PageRecord:
     return PageRecord(
         job_id=page.job_id,
         url=page.final_url,
@@ -111,6 +174,8 @@ def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str) -> PageRec
         description=converted.description,
         sitemap_rank=page.sitemap_rank,
         content_hash=page.content_hash,
+        encoding=page.encoding,
+        template=template,
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..models import CrawledPage, FrontierItem, PageRecord, PageStatus, UrlState
 from ..ports import ContentCache, Frontier, PageStore
-from .fetching import crawled_page
+from .fetching import crawled_page, unconverted_record
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,4 @@ def _refetched(job_id: str, item: FrontierItem, cache: ContentCache) -> CrawledP
 
 def _failure_record(job_id: str, item: FrontierItem) -> PageRecord:
     status = PageStatus.SKIPPED if item.state is UrlState.SKIPPED else PageStatus.FAILED
-    return PageRecord(
-        job_id=job_id,
-        url=item.url,
-        url_hash=item.url_hash,
-        status=status,
-        order=item.order,
-        reason=item.reason or "lost",
-        sitemap_rank=item.sitemap_rank,
-    )
+    return unconverted_record(job_id, item, status, item.reason or "lost")

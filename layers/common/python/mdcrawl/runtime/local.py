@@ -29,6 +29,7 @@ from ..library import Library
 from ..library.record import Recorded, record_crawl
 from ..models import CrawlOptions, EventType, Job, JobStatus
 from ..native import fetch_twins, probe_site_files, with_native_twins
+from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
@@ -58,6 +59,8 @@ class LocalRun:
     out_dir: Path | None = None
     cache_dir: Path | None = None
     label: str | None = None  # the version's name in the library (default: detected)
+    auth: tuple[str, str] | None = None  # from the URL's user:password@, kept out of the job
+    fence: AddressGuard | None = None  # serve's guard (MCP crawls): replaces start_guard
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,12 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
     root.mkdir(parents=True, exist_ok=True)
     with open_local_stores(root) as stores:
         job, resumed = _find_or_create(url, run.options, out_dir, stores)
-        job = asyncio.run(_crawl(job, stores, root, reporter))
+        fetching = FetchSetup(run.fence or start_guard(url), run.auth)
+        job = asyncio.run(_crawl(job, stores, root, reporter, fetching))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
         if job.options.prefer_native:
-            asyncio.run(_native_sources(job, stores))
+            asyncio.run(_native_sources(job, stores, fetching))
         _finish(job, stores, out_dir)
         final = get_job(job.job_id, stores.jobs)
         recorded = _record(root, final, stores, out_dir, run.label)
@@ -130,7 +134,18 @@ def _job_deps(stores: LocalStores) -> JobDeps:
     return JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock)
 
 
-async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) -> Job:
+@dataclass(frozen=True)
+class FetchSetup:
+    """How this run's fetcher reaches the site: the address guard (``start_guard``: a
+    public start stays on public addresses) and the start URL's credentials."""
+
+    guard: AddressGuard | None = None
+    auth: tuple[str, str] | None = None
+
+
+async def _crawl(
+    job: Job, stores: LocalStores, root: Path, reporter: Reporter, fetching: FetchSetup
+) -> Job:
     watcher = asyncio.ensure_future(_report(job.job_id, stores, reporter))
     pool: ProcessPoolExecutor | None = None
 
@@ -144,7 +159,9 @@ async def _crawl(job: Job, stores: LocalStores, root: Path, reporter: Reporter) 
 
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
-        async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        async with HttpxFetcher(
+            job.options, scope=scope, guard=fetching.guard, auth=fetching.auth
+        ) as fetcher:
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
                 workers,
@@ -198,12 +215,13 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     )
 
 
-async def _native_sources(job: Job, stores: LocalStores) -> None:
+async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
     """--prefer-native: the site's own markdown (native.py): whether it publishes
     llms.txt / llms-full.txt, and the twins of the converted pages. Only when asked: a
     probe is a GET without validators, which a cached re-crawl must not make."""
     scope = scope_for(job.url, job.options.include, job.options.exclude)
-    async with HttpxFetcher(job.options, scope=scope) as fetcher:
+    guard, auth = fetching.guard, fetching.auth  # the crawl's own address rule and auth
+    async with HttpxFetcher(job.options, scope=scope, guard=guard, auth=auth) as fetcher:
         await probe_site_files(job, fetcher, stores.blobs)
         await fetch_twins(job, stores.pages.list(job.job_id), fetcher, stores.blobs)
 

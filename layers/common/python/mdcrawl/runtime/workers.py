@@ -18,7 +18,7 @@ from pathlib import Path
 from ..adapters.local import LocalStores, open_local_stores
 from ..models import CrawledPage, PageRecord
 from ..pipeline.crawl import CrawlDeps, crawl_batch
-from ..pipeline.process import ProcessDeps, markdown_cache_key, process_page
+from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
 from ..ports import CrawlRequest, CrawlResponse
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class LocalInvoker:
         return await crawl_batch(request, self._deps)
 
     def process(self, page: CrawledPage) -> None:
-        if self._inline is not None and self._inline.blobs.exists(markdown_cache_key(page)):
+        if self._inline is not None and self._cached(page, self._inline):
             try:
                 process_page(page, self._inline)
             except Exception as exc:  # noqa: BLE001 - a store hiccup: the recovery pass retries
@@ -85,6 +85,10 @@ class LocalInvoker:
             return
         self._pending.add(future)
         future.add_done_callback(self._done)
+
+    @staticmethod
+    def _cached(page: CrawledPage, deps: ProcessDeps) -> bool:
+        return deps.blobs.exists(job_markdown_cache_key(page, deps.blobs, deps.jobs))
 
     def _done(self, future: Future[PageRecord]) -> None:
         self._pending.discard(future)

@@ -1,5 +1,5 @@
-"""`mdcrawl serve`: the REST + WebSocket API of docs/api.md on one local port, a web page,
-and the client commands (`mdcrawl submit`, `mdcrawl watch`).
+"""`mdcrawl serve`: the REST + WebSocket API of docs/api.md on one local port and a web page
+(the client commands, `mdcrawl submit` and `mdcrawl watch`, are in ``mdcrawl.client``).
 
 The API logic is ``mdcrawl.service`` (the same code the Lambda handlers call); this
 package only adapts a socket to it and runs the crawls on the local runtime:
@@ -10,6 +10,5 @@ package only adapts a socket to it and runs the crawls on the local runtime:
     hub.py           WebSocket connections, the Pusher, live fan-out of new events
     runner.py        one asyncio task per job: orchestrate, process, finalize; resume
     downloads.py     signed, expiring download links for result blobs (local "pre-signed")
-    client.py        the HTTP/WebSocket client behind `submit` and `watch`
-    cli_commands.py  argparse wiring of serve, submit and watch
+    cli_commands.py  argparse wiring of serve
 """

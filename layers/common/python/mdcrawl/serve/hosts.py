@@ -1,38 +1,53 @@
-"""``mdcrawl serve --allow-hosts``: crawl only start URLs whose host is an address in the
-given networks (or ``localhost`` when a loopback network is given). Nothing is resolved:
-the check reads the URL alone, so a refused URL causes no traffic at all, not even DNS.
-Scope keeps a crawl on its start host, and redirects off it are refused by the fetcher,
-so checking the start URL is enough. Used to fence a server in (tests, demos)."""
+"""``mdcrawl serve --allow-hosts``: which addresses the server's crawls may reach.
+
+Safe by default: without the flag a job may reach public internet addresses only (the
+hosted API's rule, ``netguard.AddressGuard``); loopback, private, link-local, CGNAT and
+cloud-metadata addresses are refused. ``--allow-hosts CIDR`` (repeatable) fences the
+server in to those networks instead, checked without DNS (give addresses, or
+``localhost``); the word ``public`` adds the public internet back. The same guard checks
+the start URL when a job is created (before any connection) and every request the job
+then makes: pages, redirect hops, robots.txt, sitemaps and their children.
+
+A refused start URL always gets the same answer (``REFUSED``), whatever the address and
+whatever listens there: a job's error must not tell an outsider which internal ports are
+open.
+"""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from ..errors import UnsafeUrl
+from ..errors import InvalidInput, UnsafeUrl
+from ..netguard import AddressGuard, host_and_port, refuse_credentials
+
+PUBLIC = "public"
+REFUSED = (
+    "this server only crawls public addresses, or those named by its --allow-hosts; "
+    "loopback, private, link-local and metadata addresses need e.g. "
+    "`mdcrawl serve --allow-hosts 127.0.0.1/32` to crawl a docs server on this machine"
+)
 
 
-@dataclass(frozen=True)
-class HostAllowList:
-    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+def serve_guard(allow_hosts: Sequence[str]) -> AddressGuard:
+    """The guard for ``--allow-hosts`` values; ``InvalidInput`` for a value that is
+    neither a network nor ``public``."""
+    if not allow_hosts:
+        return AddressGuard()
+    networks = [h for h in allow_hosts if h.strip().lower() != PUBLIC]
+    return AddressGuard(networks, allow_public=len(networks) < len(allow_hosts))
 
-    @classmethod
-    def of(cls, cidrs: Sequence[str]) -> HostAllowList:
-        """Raises ValueError for a text that is not a network."""
-        return cls(tuple(ipaddress.ip_network(c, strict=False) for c in cidrs))
 
-    def check_url(self, url: str) -> None:
-        host = (urlsplit(url).hostname or "").strip("[]")
-        if host == "localhost":
-            host = "127.0.0.1"
+class StartUrlCheck:
+    """The service's ``UrlChecker``: credentials and schemes get their own message; every
+    address refusal the same one."""
+
+    def __init__(self, guard: AddressGuard) -> None:
+        self.guard = guard  # also for the requests of crawls this check let in (MCP tools)
+
+    def __call__(self, url: str) -> None:
+        host_and_port(url)  # not http(s): says so
+        refuse_credentials(url)
         try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            raise UnsafeUrl(f"this server only crawls addresses in {self._shown()}") from None
-        if not any(address in network for network in self.networks):
-            raise UnsafeUrl(f"{host} is outside the networks this server crawls ({self._shown()})")
-
-    def _shown(self) -> str:
-        return ", ".join(str(n) for n in self.networks)
+            self.guard.check_url(url)
+        except InvalidInput:
+            raise UnsafeUrl(REFUSED) from None

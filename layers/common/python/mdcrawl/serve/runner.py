@@ -20,6 +20,7 @@ from typing import BinaryIO
 from ..adapters.local import LocalStores
 from ..fetch import HttpxFetcher
 from ..names import job_key
+from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
 from ..pipeline.jobs import JobDeps, get_job, resume_job
@@ -41,8 +42,9 @@ RESUME_SCAN_LIMIT = 100_000
 class JobRunner:
     """Starts, runs and resumes crawls; ``start`` is the service's ``JobStarter``."""
 
-    def __init__(self, stores: LocalStores, root: Path) -> None:
+    def __init__(self, stores: LocalStores, root: Path, guard: AddressGuard) -> None:
         self.stores, self.root = stores, root
+        self.guard = guard  # every request of every job: pages, redirects, robots, sitemaps
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._pool: ProcessPoolExecutor | None = None
 
@@ -90,7 +92,7 @@ class JobRunner:
     async def _crawl(self, job_id: str) -> None:
         stores, job = self.stores, get_job(job_id, self.stores.jobs)
         scope = scope_for(job.url, job.options.include, job.options.exclude)
-        async with HttpxFetcher(job.options, scope=scope) as fetcher:
+        async with HttpxFetcher(job.options, scope=scope, guard=self.guard) as fetcher:
             crawl_deps = CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock)
             invoker = LocalInvoker(crawl_deps, self._workers())
             for page in recover_unrecorded(job_id, self._recover_deps()):

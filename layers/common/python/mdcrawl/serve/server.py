@@ -21,7 +21,7 @@ from ..service import ApiDeps, ServiceLimits, WsDeps
 from ..service.deps import UrlChecker
 from .app import ServeApp
 from .downloads import LinkSigner, SignedBlobStore
-from .hosts import HostAllowList
+from .hosts import StartUrlCheck, serve_guard
 from .hub import Hub, QueuePusher
 from .mcp_mount import McpMount, mcp_available
 from .runner import JobRunner
@@ -37,7 +37,7 @@ class ServeConfig:
     port: int = 8000
     cache_dir: Path = Path(".")
     api_key: str = ""
-    allow_hosts: tuple[str, ...] = ()  # CIDRs; empty: any host, as `mdcrawl crawl`
+    allow_hosts: tuple[str, ...] = ()  # CIDRs and/or "public"; empty: public addresses only
 
 
 @dataclass
@@ -62,16 +62,13 @@ def new_api_key() -> str:
     return secrets.token_urlsafe(24)
 
 
-def _no_url_check(url: str) -> None:
-    """Locally the machine's owner may crawl their own and intranet hosts (as the CLI)."""
-
-
 def url_checker(allow_hosts: tuple[str, ...]) -> UrlChecker:
-    return HostAllowList.of(allow_hosts).check_url if allow_hosts else _no_url_check
+    """What a job's start URL must pass (hosts.py): public addresses only by default."""
+    return StartUrlCheck(serve_guard(allow_hosts))
 
 
 def build_app(
-    stores: LocalStores, runner: JobRunner, api_key: str, check_url: UrlChecker = _no_url_check
+    stores: LocalStores, runner: JobRunner, api_key: str, check_url: UrlChecker | None = None
 ) -> ServeApp:
     blobs = stores.blobs
     assert isinstance(blobs, SignedBlobStore)
@@ -83,7 +80,7 @@ def build_app(
         blobs,
         stores.clock,
         start_job=runner.start,
-        check_url=check_url,
+        check_url=check_url or url_checker(()),
         limits=LOCAL_LIMITS,
     )
     pusher = QueuePusher()
@@ -103,8 +100,9 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     """Serve until the block ends (or a signal stops uvicorn); crawls stop where they are."""
     root = state_root(config.cache_dir)
     stores = open_stores(root)
-    runner = JobRunner(stores, root)
-    check_url = url_checker(config.allow_hosts)
+    guard = serve_guard(config.allow_hosts)  # the start URL and every request after it
+    runner = JobRunner(stores, root, guard)
+    check_url = StartUrlCheck(guard)
     app = build_app(stores, runner, config.api_key, check_url)
     if mcp_available():  # /mcp: the library's MCP tools, same key, same host allow-list
         app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url)

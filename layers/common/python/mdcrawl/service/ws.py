@@ -26,6 +26,7 @@ from ..models import Event
 from .deps import WsDeps
 
 BACKLOG_PAGE = 1000
+MAX_AFTER = 2**62  # as REST's ``after``: larger fits no store's integer (SQLite overflowed)
 
 
 class _Message(BaseModel):
@@ -35,7 +36,7 @@ class _Message(BaseModel):
 class Subscribe(_Message):
     action: str
     job_id: str = Field(min_length=1, max_length=128)
-    after: int = Field(default=0, ge=0)
+    after: int = Field(default=0, ge=0, le=MAX_AFTER)
 
 
 def on_connect(connection_id: str, owner: str, deps: WsDeps) -> bool:

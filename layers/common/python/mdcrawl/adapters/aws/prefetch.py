@@ -32,6 +32,17 @@ class PrefetchedBlobs:
         packed = future.result()
         return None if packed is None else zlib.decompress(packed)
 
+    def put(self, key: str, data: bytes, *args: Any, **kwargs: Any) -> Any:
+        """A blob written during finalize (a page converted again with the job's template):
+        later reads get the new bytes, not the prefetched old ones."""
+        result = self._inner.put(key, data, *args, **kwargs)
+        with self._lock:
+            if self._futures is not None and key in self._futures:
+                written: Future[bytes | None] = Future()
+                written.set_result(zlib.compress(data, 1))
+                self._futures[key] = written
+        return result
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 

@@ -1,0 +1,102 @@
+"""A job's site template: learned once, from a sample fixed by discovery order, stored
+with the job as ``jobs/{id}/template.json``.
+
+Whatever the timing, the template is ``learn(first SAMPLE_SIZE distinct pages in
+discovery order)``. The process step learns it as soon as that sample is certain (every
+URL up to the sample's last one has its record: no earlier page can still arrive);
+until then pages are converted without it. Finalize settles it if the crawl did not
+(small sites, a gap in the orders) and converts again, from the cached body, every page
+converted with another template than the settled one. So the output depends on the
+pages only, never on which worker ran first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..convert import learn_template
+from ..models import PageRecord, PageStatus
+from ..names import job_key
+from ..ports import BlobStore
+from ..template import NO_TEMPLATE_JSON, RULED_SHARE, SAMPLE_SIZE, SiteTemplate, template_id
+from .fetching import body_key
+
+TEMPLATE_NAME = "template.json"
+# Past this discovery order a page no longer tries to settle the template (listing the
+# job's records each time): finalize does it.
+SETTLE_WINDOW = 8 * SAMPLE_SIZE
+
+
+@dataclass(frozen=True)
+class JobTemplate:
+    settled: bool  # False: not learned yet, pages are converted without it
+    template: SiteTemplate | None = None  # None once settled: the site needs none
+
+    @property
+    def id(self) -> str:
+        return template_id(self.template)
+
+
+# A page's extractor that is no template's business: a generator rule picked its content.
+_GENERIC_EXTRACTORS = ("template", "structural", "readability", "density")
+ANY = "*"  # PageRecord.template of a page whose output no template changes
+
+
+def used(extractor: str, state: JobTemplate) -> str:
+    """What a page's record says about the template its markdown depends on."""
+    if extractor and not extractor.startswith(_GENERIC_EXTRACTORS):
+        return ANY
+    return state.id
+
+
+def load(job_id: str, blobs: BlobStore) -> JobTemplate:
+    data = blobs.get(job_key(job_id, TEMPLATE_NAME))
+    if data is None:
+        return JobTemplate(settled=False)
+    return JobTemplate(settled=True, template=SiteTemplate.from_json(data))
+
+
+def sample(records: list[PageRecord], complete: bool) -> list[PageRecord] | None:
+    """The first SAMPLE_SIZE pages in discovery order (one per body), or None while a
+    page that belongs before them may still arrive. ``complete``: every record is in."""
+    chosen: list[PageRecord] = []
+    bodies: set[str] = set()
+    expected = 0
+    for record in sorted(records, key=lambda r: r.order):
+        if not complete and record.order != expected:
+            return None  # a gap: an earlier URL has no record yet
+        expected = record.order + 1
+        if record.status is PageStatus.OK and record.content_hash not in bodies:
+            bodies.add(record.content_hash or "")
+            chosen.append(record)
+            if len(chosen) == SAMPLE_SIZE:
+                return chosen
+    return chosen if complete else None
+
+
+def settle(
+    job_id: str, records: list[PageRecord], blobs: BlobStore, rules: bool, complete: bool
+) -> JobTemplate:
+    """Learn and store the template if its sample is certain; the state either way."""
+    pages = sample(records, complete)
+    if pages is None:
+        return JobTemplate(settled=False)
+    ruled = sum(record.template == ANY for record in pages)
+    # The records already say whether rules found the sample's content: no parsing then.
+    if rules and pages and ruled >= RULED_SHARE * len(pages):
+        template = None
+    else:
+        template = learn_template(_bodies(pages, blobs), rules)
+    document = template.to_json() if template is not None else NO_TEMPLATE_JSON
+    # Two workers settling at once learn the same template from the same sample.
+    blobs.put(job_key(job_id, TEMPLATE_NAME), document.encode(), "application/json")
+    return JobTemplate(settled=True, template=template)
+
+
+def _bodies(pages: list[PageRecord], blobs: BlobStore) -> list[tuple[bytes, str | None]]:
+    found = []
+    for record in pages:
+        body = blobs.get(body_key(record.content_hash or ""))
+        if body is not None:
+            found.append((body, record.encoding))
+    return found

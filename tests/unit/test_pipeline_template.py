@@ -1,0 +1,138 @@
+"""A job's template in the pipeline: learned from the first pages in discovery order,
+stored with the job, and the same output whatever order the pages were converted in."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from mdcrawl.adapters.aws.stores import aws_stores
+from mdcrawl.adapters.local import LocalStores, open_local_stores
+from mdcrawl.models import CrawledPage, CrawlOptions, Job, PageRecord
+from mdcrawl.pipeline import templating
+from mdcrawl.pipeline.fetching import body_key
+from mdcrawl.pipeline.finalize import FinalizeDeps, with_settled_template
+from mdcrawl.pipeline.process import ProcessDeps, markdown_cache_key, process_page
+from mdcrawl.template import SAMPLE_SIZE
+
+from tests.support.aws import moto_clients
+from tests.support.templated_site import CHROME, PAGES, page_html, url
+
+
+class FixedClock:
+    def now(self) -> float:
+        return 1_000_000.0
+
+
+@pytest.fixture(params=["sqlite", "dynamodb-s3-moto"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path):
+    """Both runtimes' stores: the job's template lives in the blob store of each."""
+    if request.param == "sqlite":
+        with open_local_stores(tmp_path) as opened:
+            yield opened
+        return
+    with moto_clients() as aws:
+        yield aws_stores(aws.session, aws.names, aws.bucket, clock=FixedClock())
+
+
+def crawled(stores: LocalStores, job_id: str, rules: bool = False) -> list[CrawledPage]:
+    stores.jobs.create(Job(job_id, url(0), CrawlOptions(generator_rules=rules)))
+    pages = []
+    for n in range(PAGES):
+        body = page_html(n).encode()
+        digest = hashlib.sha256(body).hexdigest()
+        stores.blobs.put(body_key(digest), body)
+        pages.append(
+            CrawledPage(job_id, url(n), f"u{n}", url(n), digest, body_key(digest), n, 1, False)
+        )
+    return pages
+
+
+def process_deps(stores: LocalStores) -> ProcessDeps:
+    return ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
+
+
+def finalized(stores: LocalStores, job_id: str) -> dict[str, str]:
+    deps = FinalizeDeps(
+        stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
+    )
+    records = with_settled_template(job_id, stores.pages.list(job_id), deps)
+    return {r.url: markdown(stores, r) for r in records}
+
+
+def markdown(stores: LocalStores, record: PageRecord) -> str:
+    return (stores.blobs.get(record.markdown_key or "") or b"").decode()
+
+
+def test_the_template_settles_once_the_first_pages_are_in(stores: LocalStores) -> None:
+    pages = crawled(stores, "j")
+    records = [process_page(p, process_deps(stores)) for p in pages]
+    state = templating.load("j", stores.blobs)
+    assert state.settled and state.template is not None
+    # Pages up to the sample's last converted without it; every later one with it.
+    assert {r.template for r in records[:SAMPLE_SIZE]} == {""}
+    assert {r.template for r in records[SAMPLE_SIZE:]} == {state.id}
+    assert "Sidebar module" not in markdown(stores, records[-1])
+
+
+def test_same_output_whatever_order_the_pages_were_converted_in(stores: LocalStores) -> None:
+    forward = crawled(stores, "forward")
+    backward = crawled(stores, "backward")
+    for page in forward:
+        process_page(page, process_deps(stores))
+    for page in reversed(backward):
+        process_page(page, process_deps(stores))
+    # Converted last-first, no page saw the template: finalize converts them again.
+    assert {r.template for r in stores.pages.list("backward")} == {""}
+    first, second = finalized(stores, "forward"), finalized(stores, "backward")
+    assert first == second
+    for text in first.values():
+        assert not any(chrome in text for chrome in CHROME), text
+        assert "Introduction to page" in text
+
+
+def test_a_small_site_settles_at_finalize(stores: LocalStores) -> None:
+    pages = crawled(stores, "small")[:6]
+    for page in pages:
+        process_page(page, process_deps(stores))
+    assert not templating.load("small", stores.blobs).settled
+    outputs = finalized(stores, "small")
+    assert templating.load("small", stores.blobs).settled
+    assert not any("Sidebar module" in text for text in outputs.values())
+
+
+def test_the_markdown_cache_key_names_the_template_and_the_rules(stores: LocalStores) -> None:
+    pages = crawled(stores, "j")
+    for page in pages:
+        process_page(page, process_deps(stores))
+    template = templating.load("j", stores.blobs).template
+    keys = {
+        markdown_cache_key(pages[0]),
+        markdown_cache_key(pages[0], rules=False),
+        markdown_cache_key(pages[0], template, rules=False),
+        markdown_cache_key(pages[0], template, rules=True),
+    }
+    assert len(keys) == 4
+
+
+def test_with_rules_on_a_site_the_rules_cover_settles_on_no_template(tmp_path: Path) -> None:
+    sphinx = (
+        '<html><head><meta name="generator" content="Sphinx 7"></head><body>'
+        '<div class="sphinxsidebar">Side</div><div class="body" role="main">'
+        "<h1>Page {n}</h1><p>text {n}</p></div></body></html>"
+    )
+    with open_local_stores(tmp_path) as stores:
+        stores.jobs.create(Job("r", url(0), CrawlOptions()))
+        records = []
+        for n in range(PAGES):
+            body = sphinx.format(n=n).encode()
+            digest = hashlib.sha256(body).hexdigest()
+            stores.blobs.put(body_key(digest), body)
+            page = CrawledPage("r", url(n), f"u{n}", url(n), digest, body_key(digest), n, 1, False)
+            records.append(process_page(page, process_deps(stores)))
+        state = templating.load("r", stores.blobs)
+        assert state.settled and state.template is None
+        assert {r.template for r in records} == {templating.ANY}
+        # Finalize converts nothing again: each page's record stands.
+        assert set(finalized(stores, "r").values()) == {markdown(stores, r) for r in records}
