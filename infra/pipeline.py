@@ -23,6 +23,7 @@ from mdcrawl.names import (
     EnvVar,
     Table,
 )
+from mdcrawl.pipeline.templating import TEMPLATE_NAME
 
 from .access import READ, WRITE, bucket_access, table_access
 from .asl import FUNCTION_TAG
@@ -309,15 +310,24 @@ class Pipeline(Construct):
             "and an answer over Lambda's 6 MB response limit under its job.",
         )
         # processor: page records, job counters, events; bodies in, markdown out.
-        table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))
+        # Query on pages and the job's template.json: the processor settles the job's
+        # site template from the first pages' records (pipeline/templating.py).
+        table_access(
+            role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem", "Query")
+        )
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
         bucket_access(
             role["processor"],
             b,
-            read=[BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_MARKDOWN.value],
+            read=[
+                BlobPrefix.CACHE_BODIES.value,
+                BlobPrefix.CACHE_MARKDOWN.value,
+                f"{jobs_prefix}*/{TEMPLATE_NAME}",
+            ],
             write=[BlobPrefix.CACHE_MARKDOWN.value, jobs_prefix],
-            why="The processor reads a cached body or markdown and writes the page's markdown.",
+            why="The processor reads a cached body or markdown and the job's template, and "
+            "writes the page's markdown.",
         )
 
 

@@ -93,7 +93,8 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BUCKET: {"s3:ListBucket"},
     },
     "Processor": {
-        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem"),
+        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem", "Query"),
+        f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         **CONNECTIONS_PUSH,
