@@ -86,6 +86,7 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
         "units": {
             "dynamodb_read_units": meter.read_units,
             "dynamodb_write_units": meter.write_units,
+            "dynamodb_write_units_by_table": dict(meter.write_units_by_table),
             "calls": {f"{s}.{o}": n for (s, o), n in sorted(meter.calls.items())},
             "invocations": dict(meter.invocations),
             "billed_ms": dict(meter.billed_ms),

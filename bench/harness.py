@@ -10,10 +10,10 @@ scale and cost.
   DynamoDB items (400 KB), WebSocket messages (128 KB) are checked on every call and
   counted as violations (the run goes on, the report shows them).
 - **Billing units as AWS counts them**: DynamoDB capacity from item sizes (1 KB per
-  write unit, for every index the item is projected into; 4 KB per read unit, halved
-  for eventually consistent reads), S3 requests by class, Lambda GB-s per invocation
-  rounded up to the ms (I/O waits included, as Lambda bills them), Step Functions
-  transitions, WebSocket messages.
+  write unit, plus one per keys-only index entry a write adds, moves or removes; 4 KB
+  per read unit, halved for eventually consistent reads), S3 requests by class, Lambda
+  GB-s per invocation rounded up to the ms (I/O waits included, as Lambda bills them),
+  Step Functions transitions, WebSocket messages.
 - **Per-host in-flight requests** as the crawled site sees them (every crawler
   invocation shares this process, so one counter sees them all).
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import threading
 import time
 from collections import Counter
@@ -94,6 +95,7 @@ class Meter:
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)
     read_units: float = 0.0
     write_units: float = 0.0
+    write_units_by_table: Counter[str] = field(default_factory=Counter)
     invocations: Counter[str] = field(default_factory=Counter)
     billed_ms: Counter[str] = field(default_factory=Counter)
     violations: Counter[str] = field(default_factory=Counter)
@@ -126,7 +128,11 @@ class Meter:
         if params is None or model.service_model.service_name != "dynamodb":
             return
         with self._lock:
+            before = self.write_units
             self._capacity(model.name, params, parsed)
+            table = self._table_of.get(params.get("TableName", ""), "batch")
+            if self.write_units > before:
+                self.write_units_by_table[str(table)] += self.write_units - before
 
     def _check_limits(self, service: str, operation: str, params: dict[str, Any]) -> None:
         if service == "dynamodb" and operation == "PutItem":
@@ -160,7 +166,9 @@ class Meter:
             self.write_units += self._write_units(params["TableName"], params["Item"])
         elif operation == "UpdateItem":
             after = parsed.get("Attributes") or {}
-            self.write_units += self._write_units(params["TableName"], after or params["Key"])
+            self.write_units += self._write_units(
+                params["TableName"], after or params["Key"], _updated_names(params)
+            )
         elif operation == "DeleteItem":
             self.write_units += 1
         elif operation == "BatchWriteItem":
@@ -174,11 +182,21 @@ class Meter:
                 item = body.get("Item") or body.get("Key", {})
                 self.write_units += 2 * self._write_units(body["TableName"], item)
 
-    def _write_units(self, table_name: str, item: dict[str, Any]) -> float:
+    def _write_units(
+        self, table_name: str, item: dict[str, Any], touched: set[str] | None = None
+    ) -> float:
+        """Units for the item's size, plus one per keys-only index the write changes:
+        a put writes every index whose key it holds; an update only the indexes whose
+        key attributes it sets or removes (``touched``), as DynamoDB bills them."""
         units = max(1, math.ceil(item_size(item) / 1024))
         spec = SCHEMAS.get(self._table_of.get(table_name))  # type: ignore[arg-type]
-        indexes = [] if spec is None else [i for i in spec.indexes if i.pk.name in item]
-        return float(units * (1 + len(indexes)))
+        if spec is None:
+            return float(units)
+        if touched is None:
+            changed = [i for i in spec.indexes if i.pk.name in item]
+        else:
+            changed = [i for i in spec.indexes if touched & {k.name for k in (i.pk, i.sk) if k}]
+        return float(units + len(changed))  # a keys-only index entry is under 1 KB
 
     # -- invocations --------------------------------------------------------------
     def thread_calls(self) -> int:
@@ -330,3 +348,10 @@ def start(stack: OfflineStack, url: str, **options: Any) -> str:
     if answer["statusCode"] != 202:
         raise RuntimeError(f"POST /jobs answered {answer['statusCode']}: {answer['body']}")
     return str(json.loads(answer["body"])["job_id"])
+
+
+def _updated_names(params: dict[str, Any]) -> set[str]:
+    """Attribute names an UpdateItem's expression sets, adds or removes."""
+    names = params.get("ExpressionAttributeNames") or {}
+    tokens = re.findall(r"#?[A-Za-z_][A-Za-z0-9_]*", params.get("UpdateExpression", ""))
+    return {names.get(t, t) for t in tokens}

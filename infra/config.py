@@ -5,7 +5,7 @@ deploying a broken stack."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from constructs import Node
@@ -40,6 +40,8 @@ class Settings:
     log_level: str
     alarm_email: str
     cors_origins: tuple[str, ...]
+    # function name -> reserved concurrent executions (absent: the account's shared pool)
+    reserved_concurrency: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_production(self) -> bool:
@@ -58,6 +60,7 @@ class Settings:
             log_level=_choice(raw, "log_level", "INFO", _LOG_LEVELS.__contains__, str(_LOG_LEVELS)),
             alarm_email=_choice(raw, "alarm_email", "", _is_email_or_empty, "an e-mail address"),
             cors_origins=_origins(raw.get("cors_origins")),
+            reserved_concurrency=_reserved(raw.get("reserved_concurrency")),
         )
 
 
@@ -104,4 +107,23 @@ def _origins(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-_KEYS = (*_INT_LIMITS, "stage", "log_level", "alarm_email", "cors_origins")
+def _reserved(value: Any) -> dict[str, int]:
+    """``{"processor": 50, ...}``: each named function gets that many executions of the
+    account's concurrency for itself, and never more (a runaway crawl cannot starve the
+    account's other functions, nor theirs this one). Opt-in: a new account's limit can
+    be as low as 10, and a reservation must leave 100 unreserved."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and FUNCTION_NAME.match(k) for k in value
+    ):
+        raise ConfigError(
+            f"context 'reserved_concurrency' must map function names to integers, got {value!r}"
+        )
+    return {name: _int(f"reserved_concurrency.{name}", n, 0, 1, 1000) for name, n in value.items()}
+
+
+FUNCTION_NAME = re.compile(r"^[a-z]+$")
+_KEYS = (
+    *_INT_LIMITS, "stage", "log_level", "alarm_email", "cors_origins", "reserved_concurrency"
+)

@@ -23,11 +23,12 @@ from mdcrawl.names import (
     EnvVar,
     Table,
 )
+from mdcrawl.pipeline.templating import TEMPLATE_NAME
 
 from .access import READ, WRITE, bucket_access, table_access
 from .asl import FUNCTION_TAG
 from .bundling import code_layer_code, dependency_layer_code
-from .config import Settings
+from .config import ConfigError, Settings
 from .nag import acknowledge
 from .statemachine import JobStateMachine
 from .storage import Storage
@@ -110,6 +111,12 @@ class Pipeline(Construct):
             "This queue is itself the dead-letter destination of the processor's failed "
             "async events; nothing consumes it automatically, so it needs no DLQ of its own.",
         )
+        unknown = sorted(set(settings.reserved_concurrency) - set(FUNCTIONS))
+        if unknown:
+            raise ConfigError(
+                f"context 'reserved_concurrency' names unknown functions {unknown}; "
+                f"functions are {sorted(FUNCTIONS)}"
+            )
         self.functions = {
             name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()
         }
@@ -171,6 +178,7 @@ class Pipeline(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             environment=self._environment(name, storage),
             description=f"mdcrawl {name}",
+            reserved_concurrent_executions=self.settings.reserved_concurrency.get(name),
             **self._async_options(name),
         )
         cdk.Tags.of(fn).add(FUNCTION_TAG, name)
@@ -222,7 +230,12 @@ class Pipeline(Construct):
         # put); the job.cancelled event; pages and events read; job outputs: presigned
         # GETs (a presigned URL carries the signer's permissions) and pages.zip, built
         # on the first request and written next to the other outputs.
-        table_access(role["api"], t[Table.JOBS], (*READ, *WRITE), indexes=[JOBS_OWNER_INDEX])
+        table_access(
+            role["api"],
+            t[Table.JOBS],
+            (*READ, *WRITE, "BatchGetItem"),  # listing: the owner index holds keys only
+            indexes=[JOBS_OWNER_INDEX],
+        )
         table_access(role["api"], t[Table.FRONTIER], ("BatchGetItem", *WRITE))
         table_access(role["api"], t[Table.EVENTS], (*READ, "PutItem"))
         table_access(role["api"], t[Table.PAGES], READ)
@@ -297,15 +310,24 @@ class Pipeline(Construct):
             "and an answer over Lambda's 6 MB response limit under its job.",
         )
         # processor: page records, job counters, events; bodies in, markdown out.
-        table_access(role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem"))
+        # Query on pages and the job's template.json: the processor settles the job's
+        # site template from the first pages' records (pipeline/templating.py).
+        table_access(
+            role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem", "Query")
+        )
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
         bucket_access(
             role["processor"],
             b,
-            read=[BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_MARKDOWN.value],
+            read=[
+                BlobPrefix.CACHE_BODIES.value,
+                BlobPrefix.CACHE_MARKDOWN.value,
+                f"{jobs_prefix}*/{TEMPLATE_NAME}",
+            ],
             write=[BlobPrefix.CACHE_MARKDOWN.value, jobs_prefix],
-            why="The processor reads a cached body or markdown and writes the page's markdown.",
+            why="The processor reads a cached body or markdown and the job's template, and "
+            "writes the page's markdown.",
         )
 
 

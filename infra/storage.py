@@ -50,7 +50,10 @@ class Storage(Construct):
             deletion_protection=settings.is_production and spec.point_in_time_recovery,
             global_secondary_indexes=[
                 ddb.GlobalSecondaryIndexPropsV2(
-                    index_name=index.name, partition_key=_attr(index.pk), sort_key=_attr(index.sk)
+                    index_name=index.name,
+                    partition_key=_attr(index.pk),
+                    sort_key=_attr(index.sk),
+                    projection_type=ddb.ProjectionType.KEYS_ONLY,  # schema.IndexSpec: why
                 )
                 for index in spec.indexes
             ],

@@ -5,9 +5,11 @@ result downloaded through the pre-signed URL equals what the local CLI writes.""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +113,11 @@ def test_a_job_runs_end_to_end_like_the_cli(
     assert manifest_pages(manifest) == manifest_pages((out / "manifest.jsonl").read_text())
     assert docs == (out / "docs.md").read_text()
     assert llms == (out / "llms.txt").read_text()
+    # The pages result: the linked page files, packed into one zip at finalize.
+    with zipfile.ZipFile(io.BytesIO(result(stack, job_id, "pages"))) as packed:
+        files = {name: packed.read(name).decode() for name in packed.namelist()}
+    local = {f"pages/{p.name}": p.read_text() for p in (out / "pages").iterdir()}
+    assert files == local and len(files) == len(pages_done)
 
 
 def test_roles_allow_every_call_and_missing_keys_are_404(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 
 from infra.config import ConfigError, Settings
 
-from .conftest import ROOT, Synth, run_app
+from .conftest import ROOT, SKIP_BUNDLING, STACK, Synth, run_app
 
 REQUIREMENTS = ROOT / "layers" / "deps" / "requirements.txt"
 # In the layer but not in pyproject's [project].dependencies: the aws extra without boto3
@@ -64,6 +65,8 @@ def test_defaults_come_from_cdk_json() -> None:
         ("log_level", "LOUD", "'log_level' must be"),
         ("alarm_email", "nobody", "'alarm_email' must be"),
         ("cors_origins", "https://x.org", "'cors_origins' must be"),
+        ("reserved_concurrency", [5], "'reserved_concurrency' must map function names"),
+        ("reserved_concurrency", {"crawler": 0}, "'reserved_concurrency.crawler' must be"),
     ],
 )
 def test_bad_context_is_rejected_with_a_clear_message(
@@ -81,6 +84,23 @@ def test_synth_fails_on_a_bad_context_value(tmp_path: Path) -> None:
     done = run_app(tmp_path, {"aws:cdk:bundling-stacks": [], "max_pages": -5})
     assert done.returncode != 0
     assert "context 'max_pages' must be between 1 and 100000, got -5" in done.stderr
+
+
+def test_reserved_concurrency_reaches_the_named_functions_only(tmp_path: Path) -> None:
+    context = {**SKIP_BUNDLING, "reserved_concurrency": {"processor": 40, "crawler": 16}}
+    assert run_app(tmp_path, context).returncode == 0
+    template = json.loads((tmp_path / f"{STACK}.template.json").read_text())
+    reserved = {
+        props["Description"].removeprefix("mdcrawl "): props.get("ReservedConcurrentExecutions")
+        for res in template["Resources"].values()
+        if res["Type"] == "AWS::Lambda::Function"
+        and (props := res["Properties"]).get("Description", "").startswith("mdcrawl ")
+    }
+    assert reserved == {
+        "api": None, "websocket": None, "orchestrator": None, "crawler": 16, "processor": 40
+    }
+    done = run_app(tmp_path / "bad", {**SKIP_BUNDLING, "reserved_concurrency": {"crawlr": 5}})
+    assert done.returncode != 0 and "unknown functions ['crawlr']" in done.stderr
 
 
 def _layer_asset(synth: Synth, description_start: str) -> Path:

@@ -49,7 +49,7 @@ CONNECTIONS_PUSH = {
 
 EXPECTED: dict[str, dict[str, set[str]]] = {
     "Api": {
-        table(Table.JOBS): ddb("GetItem", "Query", "PutItem", "UpdateItem"),
+        table(Table.JOBS): ddb("BatchGetItem", "GetItem", "Query", "PutItem", "UpdateItem"),
         table(Table.JOBS, JOBS_OWNER_INDEX): ddb("Query"),
         table(Table.FRONTIER): ddb("BatchGetItem", "PutItem", "UpdateItem"),
         table(Table.EVENTS): ddb("GetItem", "Query", "PutItem"),
@@ -93,7 +93,8 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BUCKET: {"s3:ListBucket"},
     },
     "Processor": {
-        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem"),
+        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem", "Query"),
+        f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         **CONNECTIONS_PUSH,

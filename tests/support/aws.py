@@ -90,14 +90,13 @@ def _key_schema(pk: Any, sk: Any) -> list[dict[str, str]]:
 def _indexes(spec: TableSpec) -> dict[str, Any]:
     if not spec.indexes:
         return {}
-    # KEYS_ONLY would do for the frontier's claim; listing jobs and finding a job's
-    # subscribers read whole items, so the stack projects ALL (infra/ must match).
+    # KEYS_ONLY, as the stack creates them (schema.IndexSpec says why).
     return {
         "GlobalSecondaryIndexes": [
             {
                 "IndexName": index.name,
                 "KeySchema": _key_schema(index.pk, index.sk),
-                "Projection": {"ProjectionType": "ALL"},
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
             }
             for index in spec.indexes
         ]

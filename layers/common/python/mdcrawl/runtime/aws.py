@@ -30,6 +30,7 @@ from ..adapters.aws.calls import call
 from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
+from ..adapters.aws.packing import PagePacker
 from ..adapters.aws.payloads import to_data
 from ..adapters.aws.prefetch import PrefetchedBlobs
 from ..adapters.aws.pusher import ApiGatewayPusher
@@ -521,8 +522,14 @@ def reclaim_dead_leases(
 def _finalize(job_id: str, ports: OrchestratorPorts) -> str:
     blobs = PrefetchedBlobs(ports.finalize.blobs, lambda: markdown_keys(job_id, ports))
     deps = replace(ports.finalize, blobs=blobs)
+    # Page files go into pages.zip (one upload), not one PUT each (adapters/aws/packing.py).
+    packer = PagePacker(blobs, job_id, lambda name: _open_output(blobs, job_id, name))
     try:
-        answer = finalize(job_id, deps, lambda name: _open_output(blobs, job_id, name))
+        answer = finalize(job_id, deps, packer.open_output, packer.output_key)
+        packer.finish()
+    except BaseException as exc:
+        packer.abort(exc)
+        raise
     finally:
         blobs.close()
     if answer == WAIT:

@@ -8,7 +8,7 @@ from typing import Any
 from ...errors import JobNotFound
 from ...models import Counters, Job, JobStatus, stored_job_value
 from ...names import JOBS_OWNER_INDEX, TTL_ATTRIBUTE
-from ...ports import Clock
+from ...ports import Clock, iter_chunks
 from .calls import call, call_if
 from .dynamo import Expr, expires_at, from_item, to_item
 from .records import (
@@ -103,7 +103,21 @@ class DynamoDbJobStore:
             Limit=limit,
             **expr.kwargs(),
         )
-        return [job_from_attrs(from_item(item)) for item in found.get("Items", [])]
+        ids = [row["job_id"]["S"] for row in found.get("Items", [])]
+        # The index projects keys only (schema.IndexSpec): the jobs themselves by key.
+        jobs = {job.job_id: job for job in self._get_many(ids)}
+        return [jobs[job_id] for job_id in ids if job_id in jobs]
+
+    def _get_many(self, ids: list[str]) -> list[Job]:
+        jobs: list[Job] = []
+        for chunk in iter_chunks(ids, _BATCH_GET):
+            request: dict[str, Any] = {self._table: {"Keys": [_key(i) for i in chunk]}}
+            while request:
+                answer = call(self._client.batch_get_item, RequestItems=request)
+                rows = answer.get("Responses", {}).get(self._table, [])
+                jobs.extend(job_from_attrs(from_item(row)) for row in rows)
+                request = answer.get("UnprocessedKeys") or {}
+        return jobs
 
     def _update_existing(self, job_id: str, expr: Expr, update: str) -> dict[str, Any]:
         """An update that must not create the item (an unknown id is JobNotFound)."""
@@ -119,6 +133,9 @@ class DynamoDbJobStore:
         if written is None:
             raise JobNotFound(job_id)
         return from_item(written["Attributes"])
+
+
+_BATCH_GET = 100  # BatchGetItem's limit
 
 
 def _key(job_id: str) -> dict[str, Any]:

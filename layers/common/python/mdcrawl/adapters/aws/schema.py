@@ -22,6 +22,11 @@ class Key:
 
 @dataclass(frozen=True)
 class IndexSpec:
+    """A global secondary index projecting keys only: every reader needs just the keys
+    (the frontier's claim, a job's subscribers) or fetches the items by key (listing an
+    owner's jobs). Why: an update that changes no projected attribute costs the index
+    nothing, so the per-page counter and state updates stop paying for a second copy."""
+
     name: str
     pk: Key
     sk: Key | None = None
