@@ -183,14 +183,18 @@ def floors(name: str) -> dict[str, tuple[float, float]]:
     return result
 
 
-def misses(result: SiteResult, name: str) -> list[str]:
+def misses(
+    result: SiteResult, name: str, site_floors: dict[str, tuple[float, float]] | None = None
+) -> list[str]:
     found = []
-    for metric, (mean_floor, tail_floor) in floors(name).items():
+    for metric, (mean_floor, tail_floor) in (site_floors or floors(name)).items():
         agg = result.metrics[metric]
         lower = metric in LOWER_IS_BETTER
         for label, value, floor in (("mean", agg.mean, mean_floor), ("p5", agg.tail, tail_floor)):
             if (value > floor) if lower else (value < floor):
-                found.append(f"{metric} {label} {value:.4f} vs floor {floor} {result.worst(metric)}")
+                found.append(
+                    f"{metric} {label} {value:.4f} vs floor {floor} {result.worst(metric)}"
+                )
     return found
 
 
@@ -199,6 +203,42 @@ def test_site_meets_its_fidelity_floors(name: str, tmp_path: Path) -> None:
     result = crawl_and_score(name, tmp_path)
     assert len(result.pages) > 10
     assert misses(result, name) == []
+
+
+# With --no-generator-rules the learned site template and the generic cascade stand alone.
+# Measured 2026-11-26: flask, glib, lmdb, nodejs, python, rust-book and typer meet every
+# target as they do with rules; these sites are held where the generic engine is today
+# (the rules-on floors above still apply to every other metric). The gaps: DocBook
+# navigation tables and headers (pam, postgresql), rustdoc's sidebar (cargo), Javadoc's
+# headings, Sphinx "[source]" links inside code (requests).
+RULES_OFF_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
+    "cargo": {
+        "precision": (0.89, 0.69),
+    },
+    "commons-lang3": {
+        "headings": (0.58, 0.03),
+    },
+    "pam": {
+        "precision": (0.84, 0.0),
+        "chrome_leak": (0.05, 1.0),
+        "raw_html": (0.05, 1.0),
+    },
+    "postgresql": {
+        "precision": (0.85, 0.0),
+        "chrome_leak": (0.08, 1.0),
+        "raw_html": (0.04, 1.0),
+    },
+    "requests": {
+        "code_verbatim": (0.45, 0.0),
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(SITES))
+def test_site_without_generator_rules_meets_its_floors(name: str, tmp_path: Path) -> None:
+    result = crawl_and_score(name, tmp_path, "--no-generator-rules")
+    assert len(result.pages) > 10
+    assert misses(result, name, {**floors(name), **RULES_OFF_FLOORS.get(name, {})}) == []
 
 
 def test_the_report_prints_the_issue_targets():
