@@ -14,7 +14,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from .calls import call
+from .calls import call, call_if
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -119,3 +119,15 @@ def query_all(client: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
 def expires_at(start: float, retention_s: float | None) -> int | None:
     """The TTL attribute's value (epoch seconds, an integer as DynamoDB TTL wants)."""
     return None if retention_s is None else int(start + retention_s)
+
+
+def put_if_new(client: Any, table: str, attrs: Mapping[str, Any], key: str) -> bool:
+    """Write the item unless one with the same ``key`` attribute exists (a conditional
+    put): True when this call wrote it, False when it was already there."""
+    written = call_if(
+        client.put_item,
+        TableName=table,
+        Item=to_item(attrs),
+        ConditionExpression=f"attribute_not_exists({key})",
+    )
+    return written is not None

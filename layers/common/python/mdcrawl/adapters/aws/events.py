@@ -16,8 +16,8 @@ from typing import Any
 from ...errors import StoreError
 from ...models import Event, EventType
 from ...names import TTL_ATTRIBUTE
-from .calls import call, call_if
-from .dynamo import Expr, expires_at, from_item, to_item
+from .calls import call
+from .dynamo import Expr, expires_at, from_item, put_if_new
 
 MAX_ATTEMPTS = 100  # each failed attempt means another writer's event was stored
 
@@ -65,13 +65,7 @@ class DynamoDbEventLog:
     def _put_new(self, event: Event) -> bool:
         attrs = event.to_dict()
         attrs[TTL_ATTRIBUTE] = expires_at(event.ts, self._retention_s)
-        written = call_if(
-            self._client.put_item,
-            TableName=self._table,
-            Item=to_item(attrs),
-            ConditionExpression="attribute_not_exists(seq)",
-        )
-        return written is not None
+        return put_if_new(self._client, self._table, attrs, "seq")
 
     def _last_seq(self, job_id: str) -> int:
         expr = Expr()

@@ -21,7 +21,7 @@ from ...models import FrontierItem, UrlState
 from ...names import FRONTIER_PENDING_INDEX, TTL_ATTRIBUTE
 from ...ports import Clock, iter_chunks
 from .calls import call, call_if
-from .dynamo import Expr, expires_at, from_item, query_all, to_item
+from .dynamo import Expr, expires_at, from_item, put_if_new, query_all
 from .records import frontier_from_attrs, frontier_to_attrs
 
 ORDER_COUNTER_SK = "#order"  # url_hashes are hex, so no item can collide with it
@@ -91,13 +91,7 @@ class DynamoDbFrontier:
     def _put_new(self, job_id: str, item: FrontierItem, ttl: int | None) -> bool:
         attrs = frontier_to_attrs(job_id, item)
         attrs.update(pending_pk=job_id, **{TTL_ATTRIBUTE: ttl})
-        written = call_if(
-            self._client.put_item,
-            TableName=self._table,
-            Item=to_item(attrs),
-            ConditionExpression="attribute_not_exists(url_hash)",
-        )
-        return written is not None
+        return put_if_new(self._client, self._table, attrs, "url_hash")
 
     # --- leasing -----------------------------------------------------------------
     def claim(self, job_id: str, limit: int, lease_s: float, now: float) -> list[FrontierItem]:
@@ -158,7 +152,11 @@ class DynamoDbFrontier:
         the page to the processor again); the new value. AWS runtime only."""
         expr = Expr()
         written = self._update_if(
-            job_id, url_hash, expr, expr.update(add={counter: 1}), "attribute_exists(job_id)",
+            job_id,
+            url_hash,
+            expr,
+            expr.update(add={counter: 1}),
+            "attribute_exists(job_id)",
             returns="UPDATED_NEW",
         )
         if written is None:

@@ -10,7 +10,7 @@ from ...models import Counters, Job, JobStatus, stored_job_value
 from ...names import JOBS_OWNER_INDEX, TTL_ATTRIBUTE
 from ...ports import Clock, iter_chunks
 from .calls import call, call_if
-from .dynamo import Expr, expires_at, from_item, to_item
+from .dynamo import Expr, expires_at, from_item, put_if_new
 from .records import (
     COUNTER_FIELDS,
     check_job_fields,
@@ -35,13 +35,7 @@ class DynamoDbJobStore:
         # delete it within hours. The clock stands in for the missing creation time.
         created = job.created_at or self._clock.now()
         attrs[TTL_ATTRIBUTE] = expires_at(created, self._retention_s)
-        done = call_if(
-            self._client.put_item,
-            TableName=self._table,
-            Item=to_item(attrs),
-            ConditionExpression="attribute_not_exists(job_id)",
-        )
-        return done is not None
+        return put_if_new(self._client, self._table, attrs, "job_id")
 
     def get(self, job_id: str) -> Job | None:
         found = call(

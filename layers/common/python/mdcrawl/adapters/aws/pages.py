@@ -8,8 +8,8 @@ from typing import Any
 from ...models import PageRecord
 from ...names import TTL_ATTRIBUTE
 from ...ports import Clock
-from .calls import call, call_if
-from .dynamo import Expr, expires_at, from_item, query_all, to_item
+from .calls import call
+from .dynamo import Expr, expires_at, from_item, put_if_new, query_all
 from .records import page_from_attrs, page_to_attrs
 
 
@@ -25,13 +25,7 @@ class DynamoDbPageStore:
     def put(self, page: PageRecord) -> bool:
         attrs = page_to_attrs(page)
         attrs[TTL_ATTRIBUTE] = expires_at(self._clock.now(), self._retention_s)
-        written = call_if(
-            self._client.put_item,
-            TableName=self._table,
-            Item=to_item(attrs),
-            ConditionExpression="attribute_not_exists(url_hash)",
-        )
-        return written is not None
+        return put_if_new(self._client, self._table, attrs, "url_hash")
 
     def get(self, job_id: str, url_hash: str) -> PageRecord | None:
         found = call(
