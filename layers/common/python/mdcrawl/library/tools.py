@@ -17,6 +17,7 @@ from ..errors import CrawlFailed, InvalidInput
 from ..models import CrawlOptions, Job, JobStatus
 from ..pipeline.jobs import JobDeps, cancel_job, get_job
 from ..runtime.local import LocalRun, RunResult, default_out_dir, run_crawl
+from ..service.models import ServiceLimits
 from .store import Library
 
 OUTPUTS_DIR = "library-out"  # under the cache folder: where crawls asked for by agents go
@@ -61,12 +62,10 @@ class DocsTools:
 
     def crawl(self, request: CrawlRequest, progress: Callable[[Job], None]) -> dict[str, object]:
         options = CrawlOptions(
-            max_pages=CrawlOptions.max_pages if request.max_pages is None else request.max_pages,
+            max_pages=self._max_pages(request.max_pages),
             include=tuple(request.include),
             exclude=tuple(request.exclude),
         )
-        if options.max_pages < 1:
-            raise InvalidInput("max_pages must be at least 1")
         if self._check_url is not None:
             self._check_url(request.url)
         out_dir = self.root / OUTPUTS_DIR / default_out_dir(request.url).name
@@ -75,6 +74,18 @@ class DocsTools:
         run = LocalRun(request.url, options, out_dir, self.root, request.label, fence=fence)
         result = run_crawl(run, _Progress(progress))
         return crawl_summary(result)
+
+    def _max_pages(self, asked: int | None) -> int:
+        """The CLI's default on stdio; served to others (serve's /mcp, which passes
+        ``check_url``), the hosted page cap, as POST /jobs has it: no unbounded crawl."""
+        cap = ServiceLimits.max_pages if self._check_url is not None else None
+        default = min(CrawlOptions.max_pages, cap) if cap is not None else CrawlOptions.max_pages
+        pages = asked if asked is not None else default
+        if pages < 1:
+            raise InvalidInput("max_pages must be at least 1")
+        if cap is not None and pages > cap:
+            raise InvalidInput(f"max_pages must be at most {cap} on this server")
+        return pages
 
     def list_docs(self) -> list[dict[str, object]]:
         return [s.to_dict() for s in self.library.snapshots()]
