@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +18,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "Mdcrawl"
 SKIP_BUNDLING = {"aws:cdk:bundling-stacks": []}
-_HASH = re.compile(r"[0-9A-F]{8}$")
 
 
 def synth_env(outdir: Path, context: dict[str, Any]) -> dict[str, str]:
@@ -59,25 +57,6 @@ class Synth:
 
     def props(self, logical_id: str) -> dict[str, Any]:
         return self.resources[logical_id].get("Properties", {})
-
-
-def label(logical_id: str) -> str:
-    """``StorageJobs4C7573CB`` -> ``StorageJobs``: the construct path without the hash."""
-    return _HASH.sub("", logical_id)
-
-
-def render(value: Any) -> str:
-    """A CloudFormation value as text, tokens as ``<Label.Attr>`` / ``<Label>``."""
-    if isinstance(value, str):
-        return value
-    ((fn, arg),) = value.items()
-    if fn == "Fn::GetAtt":
-        return f"<{label(arg[0])}.{arg[1]}>"
-    if fn == "Ref":
-        return f"<{label(arg)}>"
-    if fn == "Fn::Join":
-        return arg[0].join(render(v) for v in arg[1])
-    raise ValueError(value)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,9 @@ from mdcrawl.names import (
     Table,
 )
 
-from .conftest import Synth, label, render
+from tests.support.cfn import label, render
+
+from .conftest import Synth
 
 BUCKET = "<StorageData.Arn>"
 JOBS, BODIES, MARKDOWN, LINKS = (

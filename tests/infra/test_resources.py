@@ -12,8 +12,9 @@ from mdcrawl.names import TABLE_ENV, BlobPrefix, EnvVar
 from infra.api import ROUTES as REST_ROUTES
 from infra.pipeline import FUNCTIONS
 from infra.websocket import ROUTES as WS_ROUTES
+from tests.support.cfn import label, render
 
-from .conftest import ROOT, Synth, label, render
+from .conftest import ROOT, Synth
 
 CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
 

@@ -22,13 +22,14 @@ import contextlib
 import contextvars
 import copy
 import fnmatch
-import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from mdcrawl.names import Table
+
+from tests.support.cfn import label, render
 
 CURRENT_FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "mdcrawl_current_function", default=None
@@ -41,7 +42,6 @@ ROLE_LABELS = {
     "processor": "PipelineProcessorRole",
 }
 BUCKET_ARN = "<StorageData.Arn>"
-_HASH = re.compile(r"[0-9A-F]{8}$")
 # botocore operation -> IAM action, where the names differ.
 S3_ACTIONS = {
     "HeadObject": "GetObject",
@@ -55,7 +55,9 @@ S3_ACTIONS = {
     "DeleteObject": "DeleteObject",
 }
 TRANSACT_ACTIONS = {
-    "Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
     "ConditionCheck": "ConditionCheckItem",
 }
 WS_METHODS = {"PostToConnection": "POST", "DeleteConnection": "DELETE", "GetConnection": "GET"}
@@ -160,9 +162,12 @@ def needs(service: str, operation: str, params: dict[str, Any], names: Names) ->
     elif service == "events" and operation == "PutEvents":
         for entry in params["Entries"]:
             bus = entry.get("EventBusName", "default")
-            yield "events:PutEvents", (
-                f"arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/{bus}"
-            ), (), False
+            yield (
+                "events:PutEvents",
+                (f"arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/{bus}"),
+                (),
+                False,
+            )
     else:
         raise KeyError(service)
 
@@ -175,7 +180,12 @@ def _dynamodb(operation: str, params: dict[str, Any], names: Names) -> Iterator[
     if operation == "TransactWriteItems":
         for item in params["TransactItems"]:
             ((kind, body),) = item.items()
-            yield f"dynamodb:{TRANSACT_ACTIONS[kind]}", names.table_arn(body["TableName"]), (), False
+            yield (
+                f"dynamodb:{TRANSACT_ACTIONS[kind]}",
+                names.table_arn(body["TableName"]),
+                (),
+                False,
+            )
         return
     arn = names.table_arn(params["TableName"])
     if params.get("IndexName"):
@@ -199,24 +209,6 @@ def _apigateway(operation: str, params: dict[str, Any]) -> Iterator[Need]:
 
 
 # --- the synthesized roles ------------------------------------------------------------
-def label(logical_id: str) -> str:
-    return _HASH.sub("", logical_id)
-
-
-def render(value: Any) -> str:
-    """A CloudFormation value as text, tokens as ``<Label.Attr>`` / ``<Label>``."""
-    if isinstance(value, str):
-        return value
-    ((fn, arg),) = value.items()
-    if fn == "Fn::GetAtt":
-        return f"<{label(arg[0])}.{arg[1]}>"
-    if fn == "Ref":
-        return f"<{label(arg)}>"
-    if fn == "Fn::Join":
-        return str(arg[0]).join(render(v) for v in arg[1])
-    raise ValueError(value)
-
-
 def role_statements(template: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Role label -> its policies' statements, resources rendered as labels."""
     out: dict[str, list[dict[str, Any]]] = {}
