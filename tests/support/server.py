@@ -74,14 +74,17 @@ class _Handler(SimpleHTTPRequestHandler):
         try:
             if self.server.latency:
                 time.sleep(self.server.latency)
-            route = self.server.routes.get(self.path.split("?")[0])
-            if route is not None:
-                route(self)
-            elif not self._not_modified():
-                serve()
         finally:
+            # Counted from request to the start of the answer, not to its end: once the
+            # last byte is out the client may start its next request before this thread
+            # runs again, and counting that overlap would blame the client for it.
             with stats.lock:
                 stats.in_flight -= 1
+        route = self.server.routes.get(self.path.split("?")[0])
+        if route is not None:
+            route(self)
+        elif not self._not_modified():
+            serve()
 
     def end_headers(self) -> None:
         path = Path(self.translate_path(self.path))
