@@ -182,3 +182,22 @@ def test_soup_built_from_lxml_is_the_round_trip_soup():
             lxml.html.tostring(region, encoding="unicode"), "lxml", multi_valued_attributes=None
         )
         assert _soup_shape(soup_from_lxml(region)) == _soup_shape(reference)
+
+
+def test_a_script_control_drawn_as_a_glyph_goes_and_a_script_link_keeps_its_words() -> None:
+    html = (
+        '<div><p>Fold <a href="javascript:void(0)">[−]</a></p>'
+        '<p><a href="javascript:show()">Show all</a></p></div>'
+    )
+    text = render(html)
+    assert "[−]" not in text and "Show all" in text and "javascript" not in text
+
+
+def test_a_bulleted_list_of_sections_is_sections_and_a_numbered_one_keeps_numbers() -> None:
+    sections = (
+        '<ul class="members"><li><section><h2>Field Summary</h2><p>The fields.</p></section>'
+        "</li><li><section><h2>Method Summary</h2><p>The methods.</p></section></li></ul>"
+    )
+    text = render(sections + "<ul><li>a plain bullet</li></ul><ol><li><h3>Install</h3></li></ol>")
+    assert "## Field Summary\n" in text and "\n## Method Summary\n" in text
+    assert "- ## " not in text and "- a plain bullet" in text and "1. ### Install" in text

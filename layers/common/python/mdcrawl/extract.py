@@ -315,6 +315,7 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     if rule is not None:
         _unwrap_layout_lists(region, rule.unwrap_lists)
         _split_at_heading_rows(region, rule.heading_rows)
+    _unwrap_sectioning_lists(region)
     _grids_to_tables(region)
     _unwrap_nested_pre(region)
     _line_breaks_in_pre(region)
@@ -427,6 +428,27 @@ def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> Non
             for item in listing.findall("li"):
                 item.tag = "div"
             listing.tag = "div"
+
+
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _unwrap_sectioning_lists(region: HtmlElement) -> None:
+    """A bulleted list whose items hold headings lays out sections (Javadoc's member
+    lists, with or without a rule): each item is a section, not a bullet ("- ## Methods"
+    reads as no list a person wrote). Numbered lists keep their numbers."""
+    bulleted = set(region.iter("ul"))
+    found = []
+    for heading in region.iter(*_HEADING_TAGS):
+        item = next(heading.iterancestors("li"), None)
+        listing = item.getparent() if item is not None else None
+        if listing in bulleted:
+            bulleted.discard(listing)
+            found.append(listing)
+    for listing in found:
+        for item in listing.findall("li"):
+            item.tag = "div"
+        listing.tag = "div"
 
 
 def _split_at_heading_rows(region: HtmlElement, selectors: tuple[str, ...]) -> None:

@@ -320,7 +320,9 @@ class DocsConverter(MarkdownConverter):
 
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if _unsafe(el.get("href")):
-            return text  # file:, javascript:, data: links keep their text, lose the link
+            # file:, javascript:, data: links keep their text and lose the link; a
+            # script's control drawn as a glyph ("[−]" folds the page) says nothing.
+            return text if _WORD.search(text) else ""
         return super().convert_a(el, text, parent_tags)
 
     def escape(self, text: str, parent_tags: set[str]) -> str:
