@@ -122,6 +122,18 @@ def test_sphinx_api_signatures_are_readable_code_lines():
     assert "**Parameters**" in md
 
 
+def test_a_signature_keeps_its_cross_references_as_links_around_its_code():
+    md = render(
+        '<dl class="py function"><dt class="sig sig-object py" id="m.abbr">'
+        '<span class="sig-prename">m.</span><span class="sig-name descname">abbr</span>('
+        '<em class="sig-param">S: <a class="reference external" href="https://py.test/str">'
+        '<span class="pre">str</span></a></em>) → <a href="https://py.test/str">str</a>'
+        '<a class="headerlink" href="#m.abbr">¶</a></dt><dd><p>Abbreviate.</p></dd></dl>'
+    )
+    link = "[`str`](https://py.test/str)"
+    assert md.startswith(f"`m.abbr(S: `{link}`) → `{link}\n")
+
+
 def test_plain_definition_list_keeps_term_and_definition():
     md = render("<dl><dt>Term</dt><dd><p>Meaning of it.</p></dd></dl>")
     assert "**Term**\n\nMeaning of it." in md
@@ -201,3 +213,12 @@ def test_a_bulleted_list_of_sections_is_sections_and_a_numbered_one_keeps_number
     text = render(sections + "<ul><li>a plain bullet</li></ul><ol><li><h3>Install</h3></li></ol>")
     assert "## Field Summary\n" in text and "\n## Method Summary\n" in text
     assert "- ## " not in text and "- a plain bullet" in text and "1. ### Install" in text
+
+
+def test_a_bracketed_link_inside_code_is_an_annotation_and_code_links_stay() -> None:
+    html = (
+        '<pre><a class="back" href="api.html#f">[docs]</a>def f(x: '
+        '<a href="str.html">str</a>): pass</pre>'
+    )
+    text = render(html)
+    assert "def f(x: str): pass" in text and "[docs]" not in text

@@ -318,6 +318,7 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     _unwrap_sectioning_lists(region)
     _grids_to_tables(region)
     _unwrap_nested_pre(region)
+    _drop_code_annotations(region)
     _line_breaks_in_pre(region)
     _unwrap_heading_self_links(region)
     _links_around_blocks(region)
@@ -363,6 +364,19 @@ def _linearise_tab_sets(region: HtmlElement) -> None:
             container.text = None
             container.tag = "div"
             container.extend(blocks)
+
+
+_BRACKETED_LABEL = re.compile(r"\[\w[\w -]*\]")
+
+
+def _drop_code_annotations(region: HtmlElement) -> None:
+    """A link labelled in brackets inside a code block ("[docs]" before each ``def`` of
+    a highlighted source page) is the viewer's annotation, not code: no identifier a
+    listing links is written with its brackets."""
+    for pre in region.iter("pre"):
+        for anchor in list(pre.iter("a")):
+            if anchor.get("href") and _BRACKETED_LABEL.fullmatch(anchor.text_content().strip()):
+                anchor.drop_tree()
 
 
 def _line_breaks_in_pre(region: HtmlElement) -> None:

@@ -287,7 +287,7 @@ class DocsConverter(MarkdownConverter):
 
     def convert_dt(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if el.get(SIGNATURE_ATTR):
-            text = code_span(" ".join(el.get_text().replace("¶", "").split()))
+            text = signature_markdown(el)
         else:
             text = " ".join(text.split())
             text = f"**{text}**" if text and not text.startswith("**") else text
@@ -371,6 +371,47 @@ def fence(code: str, lang: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code}\n{ticks}"
+
+
+def signature_markdown(dt: Tag) -> str:
+    """An API signature as code with its cross-references kept: a code span cannot hold
+    a link, so the code is cut around each one (`` `abbr(S: `[`str`](…)`)` ``). A
+    signature without links is one code span."""
+    pieces: list[list[str]] = []  # [text, href] runs, in order
+    for text, href in _signature_runs(dt, ""):
+        if pieces and pieces[-1][1] == href:
+            pieces[-1][0] += text
+        else:
+            pieces.append([text, href])
+    out = []
+    for i, (text, href) in enumerate(pieces):
+        text = re.sub(r"\s+", " ", text.replace("¶", ""))
+        text = text.lstrip() if i == 0 else text
+        text = text.rstrip() if i == len(pieces) - 1 else text
+        if href and text.strip():
+            out.append(f"[{code_span(text.strip())}]({_link_target(href)})")
+        else:
+            out.append(code_span(text) if text.strip() else text)
+    return "".join(out).strip()
+
+
+def _signature_runs(tag: Tag, href: str) -> list[tuple[str, str]]:
+    runs: list[tuple[str, str]] = []
+    for child in tag.children:
+        if isinstance(child, Comment):
+            continue
+        if isinstance(child, NavigableString):
+            runs.append((str(child), href))
+        elif isinstance(child, Tag):
+            target = child.get("href") if child.name == "a" else None
+            own = str(target).strip() if target and not _unsafe(target) else ""
+            # a link to a place in the page itself (a permalink) is no cross-reference
+            runs.extend(_signature_runs(child, own if own and not own.startswith("#") else href))
+    return runs
+
+
+def _link_target(href: str) -> str:
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def code_span(text: str) -> str:

@@ -121,6 +121,7 @@ class _Node:
     template: int = 0  # characters of template text in its subtree
     label_template: int = 0  # of those, outside links (a link bar's fixed labels)
     label_words: int = 0  # of those, words ("Next:", not only ", " between links)
+    link_template: int = 0  # template text inside links ("Prev", "Home")
 
 
 def _signature(element: HtmlElement, ids: frozenset[str]) -> str:
@@ -232,7 +233,7 @@ def _fixed_label_bar(node: _Node) -> bool:
     return (
         _link_container_shape(node)
         and node.links > 0
-        and node.template - node.label_template >= SOLID_CHROME * node.links
+        and node.link_template >= SOLID_CHROME * node.links
         and node.total - node.links <= MAX_PIECE
     )
 
@@ -300,9 +301,12 @@ def _mark_template(nodes: list[_Node], text: frozenset[str]) -> None:
     for node in nodes:
         if node.parts:
             node.template, words = _template_chars(node, text)
+            # A link's own text counts as a label too (how link bars were first tuned:
+            # "index | modules | next" are bars); link_template is its text alone.
+            node.label_template = 0 if node.in_link else node.template
+            node.label_words = 0 if node.in_link else words
             linked = node.in_link or node.element.tag == "a" and node.element.get("href")
-            node.label_template = 0 if linked else node.template
-            node.label_words = 0 if linked else words
+            node.link_template = node.template if linked else 0
     for index in range(len(nodes) - 1, 0, -1):
         node = nodes[index]
         if node.parent >= 0:
@@ -310,6 +314,7 @@ def _mark_template(nodes: list[_Node], text: frozenset[str]) -> None:
             parent.template += node.template
             parent.label_template += node.label_template
             parent.label_words += node.label_words
+            parent.link_template += node.link_template
 
 
 def _placed_chrome(node: _Node) -> bool:
@@ -354,7 +359,8 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
         node = nodes[index]
         placed = node.path in template.paths and _placed_chrome(node)
         solid = _solid(node)
-        if placed or solid or _link_bar(node) or node.element.tag in _NAVIGATION:
+        bar = _link_bar(node) or _fixed_label_bar(node)
+        if placed or solid or bar or node.element.tag in _NAVIGATION:
             # A page TOC, or a menu every page repeats, goes wherever it stands.
             found[index] = placed or solid and _link_container(node) and node.anchors >= MENU_LINKS
             index = node.end  # its subtree is chrome with it
