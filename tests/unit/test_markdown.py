@@ -222,3 +222,8 @@ def test_a_bracketed_link_inside_code_is_an_annotation_and_code_links_stay() -> 
     )
     text = render(html)
     assert "def f(x: str): pass" in text and "[docs]" not in text
+
+
+def test_inline_code_that_is_a_link_stays_a_link() -> None:
+    md = render('<p>A server (<code><a href="api.html#Server">Server</a></code>) and <code>x</code>.</p>')
+    assert "A server ([`Server`](https://x.example/docs/api.html#Server)) and `x`." in md

@@ -21,6 +21,7 @@ from markdownify import (
     ATX,
     BACKSLASH,
     MarkdownConverter,
+    chomp,
     re_extract_newlines,
     re_html_heading,
     should_remove_whitespace_inside,
@@ -318,6 +319,16 @@ class DocsConverter(MarkdownConverter):
             return " ".join((el.get("alt") or "").split())
         return super().convert_img(el, text, parent_tags)
 
+    def convert_code(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        # `<code><a href=…>Files</a></code>` (a type's cross-reference): a code span
+        # cannot hold the link, so the link holds the code span.
+        if "_noformat" not in parent_tags and el.find("a", href=True) is not None:
+            prefix, suffix, _ = chomp(el.get_text())
+            linked = code_with_links(el)
+            if linked:
+                return f"{prefix}{linked}{suffix}"
+        return super().convert_code(el, text, parent_tags)
+
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if _unsafe(el.get("href")):
             # file:, javascript:, data: links keep their text and lose the link; a
@@ -377,8 +388,13 @@ def signature_markdown(dt: Tag) -> str:
     """An API signature as code with its cross-references kept: a code span cannot hold
     a link, so the code is cut around each one (`` `abbr(S: `[`str`](…)`)` ``). A
     signature without links is one code span."""
+    return code_with_links(dt)
+
+
+def code_with_links(tag: Tag) -> str:
+    """Inline code holding links, as code spans cut around linked code: the links stay."""
     pieces: list[list[str]] = []  # [text, href] runs, in order
-    for text, href in _signature_runs(dt, ""):
+    for text, href in _signature_runs(tag, ""):
         if pieces and pieces[-1][1] == href:
             pieces[-1][0] += text
         else:
