@@ -255,6 +255,11 @@ def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[
     # "related" bar: index, modules, next) would scramble the reading order.
     candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
+    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base):
+        # No rule says which bar is the site's navigation, but the page names the pages
+        # before and after it (<link rel=next>): that chain is the site's own order, where
+        # a guessed bar (Sphinx's "index | modules | next") would scramble it.
+        return _sequence_nav(root, rule, base, here)
     for css in candidates:
         links = _unique_links(select(root, css), base)
         # A sidebar that only lists this page's own sections is not site navigation.
