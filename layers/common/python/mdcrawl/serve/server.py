@@ -17,6 +17,7 @@ from typing import TextIO
 import uvicorn
 
 from ..adapters.local import LocalStores, open_local_stores
+from ..options import OptionLimits, Profile
 from ..service import ApiDeps, ServiceLimits, WsDeps
 from ..service.deps import UrlChecker
 from .app import ServeApp
@@ -26,8 +27,9 @@ from .hub import Hub, QueuePusher
 from .mcp_mount import McpMount, mcp_available
 from .runner import JobRunner
 
-# The hosted caps, except that the machine's owner may ignore robots.txt as the CLI can.
-LOCAL_LIMITS = ServiceLimits(allow_ignore_robots=True)
+# The hosted caps (options.py's serve profile: the machine's owner may ignore robots.txt
+# as the CLI can); ``mdcrawl serve --max-pages N``... changes them.
+LOCAL_LIMITS = ServiceLimits(OptionLimits.of(Profile.SERVE))
 STATE_DIR = "serve"  # under the cache folder: never mixed with the CLI's own jobs
 
 
