@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
-import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -185,9 +184,9 @@ def check_value(info: FieldInfo, raw: Any) -> Any:
 def bounds(info: FieldInfo) -> dict[str, float]:
     """``{"ge": 1, "le": 64}``, as declared on the field."""
     found: dict[str, float] = {}
-    for meta in info.metadata:
+    for meta in info.metadata:  # annotated_types' Ge, Le, Gt, Lt
         for key in ("ge", "le", "gt", "lt"):
-            if isinstance(meta, getattr(annotated_types, key.capitalize())):
+            if getattr(meta, key, None) is not None:
                 found[key] = getattr(meta, key)
     return found
 
