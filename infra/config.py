@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from constructs import Node
-from mdcrawl.options import CrawlOptionsModel, check_value, hosted_caps
+from mdcrawl.options import CrawlOptionsModel, Model, check_value, hosted_caps
 
 # key -> (default, minimum, maximum); integers only.
 _INT_LIMITS: dict[str, tuple[int, int, int]] = {
@@ -57,13 +57,13 @@ class Settings:
         return cls.from_mapping({key: node.try_get_context(key) for key in keys})
 
     @classmethod
-    def from_mapping(cls, raw: dict[str, Any]) -> Settings:
+    def from_mapping(cls, raw: dict[str, Any], options: Model = CrawlOptionsModel) -> Settings:
         for old, new in _RENAMED.items():
             if raw.get(old) is not None:
                 raise ConfigError(f"context '{old}' is now called '{new}'")
         ints = {key: _int(key, raw.get(key), *limits) for key, limits in _INT_LIMITS.items()}
         return cls(
-            caps=_caps(raw),
+            caps=_caps(raw, options),
             **ints,
             stage=_choice(raw, "stage", "prod", _STAGE.match, "lowercase letters, digits, '-'"),
             log_level=_choice(raw, "log_level", "INFO", _LOG_LEVELS.__contains__, str(_LOG_LEVELS)),
@@ -73,16 +73,16 @@ class Settings:
         )
 
 
-def _caps(raw: dict[str, Any]) -> dict[str, float]:
+def _caps(raw: dict[str, Any], options: Model) -> dict[str, float]:
     """Each capped option's cap: the context's value (checked as a value of the option:
     same type, same bounds) or the hosted default."""
-    caps = hosted_caps()
+    caps = hosted_caps(options)
     for name in caps:
         value = raw.get(name)
         if value is None:
             continue
         try:
-            caps[name] = check_value(CrawlOptionsModel.model_fields[name], value)
+            caps[name] = check_value(options.model_fields[name], value)
         except ValueError as exc:
             raise ConfigError(f"context '{name}' must be a valid {name}: {exc}") from None
     return caps

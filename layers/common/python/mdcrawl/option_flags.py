@@ -85,7 +85,7 @@ def add_cap_arguments(parser: argparse.ArgumentParser, model: Model = CrawlOptio
             type=_parser(info),
             default=caps[name],
             metavar=knob(info).metavar or None,
-            help=f"the most a job may ask for: {info.description} (default: %(default)g)",
+            help=f"{info.description} (default: %(default)g)",
         )
 
 

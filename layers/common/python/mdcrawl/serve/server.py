@@ -9,8 +9,8 @@ import contextlib
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -27,9 +27,6 @@ from .hub import Hub, QueuePusher
 from .mcp_mount import McpMount, mcp_available
 from .runner import JobRunner
 
-# The hosted caps (options.py's serve profile: the machine's owner may ignore robots.txt
-# as the CLI can); ``mdcrawl serve --max-pages N``... changes them.
-LOCAL_LIMITS = ServiceLimits(OptionLimits.of(Profile.SERVE))
 STATE_DIR = "serve"  # under the cache folder: never mixed with the CLI's own jobs
 
 
@@ -40,6 +37,7 @@ class ServeConfig:
     cache_dir: Path = Path(".")
     api_key: str = ""
     allow_hosts: tuple[str, ...] = ()  # CIDRs and/or "public"; empty: public addresses only
+    caps: Mapping[str, float] = field(default_factory=dict)  # over the hosted caps
 
 
 @dataclass
@@ -69,8 +67,18 @@ def url_checker(allow_hosts: tuple[str, ...]) -> UrlChecker:
     return StartUrlCheck(serve_guard(allow_hosts))
 
 
+def serve_limits(caps: Mapping[str, float]) -> ServiceLimits:
+    """options.py's serve profile: the hosted caps (``mdcrawl serve --max-pages N``...
+    changes them), and the machine's owner may ignore robots.txt as the CLI can."""
+    return ServiceLimits(OptionLimits.of(Profile.SERVE, **caps))
+
+
 def build_app(
-    stores: LocalStores, runner: JobRunner, api_key: str, check_url: UrlChecker | None = None
+    stores: LocalStores,
+    runner: JobRunner,
+    api_key: str,
+    check_url: UrlChecker | None = None,
+    caps: Mapping[str, float] | None = None,
 ) -> ServeApp:
     blobs = stores.blobs
     assert isinstance(blobs, SignedBlobStore)
@@ -83,7 +91,7 @@ def build_app(
         stores.clock,
         start_job=runner.start,
         check_url=check_url or url_checker(()),
-        limits=LOCAL_LIMITS,
+        limits=serve_limits(caps or {}),
     )
     pusher = QueuePusher()
     ws_deps = WsDeps(stores.jobs, stores.events, stores.connections, pusher, stores.clock)
@@ -105,7 +113,7 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     guard = serve_guard(config.allow_hosts)  # the start URL and every request after it
     runner = JobRunner(stores, root, guard)
     check_url = StartUrlCheck(guard)
-    app = build_app(stores, runner, config.api_key, check_url)
+    app = build_app(stores, runner, config.api_key, check_url, config.caps)
     if mcp_available():  # /mcp: the library's MCP tools, same key, same host allow-list
         app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url)
     uv = uvicorn.Config(
