@@ -49,6 +49,7 @@ from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
+from ..service.results import content_type
 from ..service.ws import fan_out
 from ..urls import in_scope, normalize_url
 from .settings import AwsSettings
@@ -401,13 +402,6 @@ def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
 
 
 # --- the orchestrator function's steps (state machine payload -> answer) ---------------
-OUTPUT_TYPES = {
-    ".md": "text/markdown; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".jsonl": "application/x-ndjson",
-}
-
-
 def run_step(
     event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
 ) -> dict[str, Any]:
@@ -513,9 +507,7 @@ def give_up_processing(page: CrawledPage, ports: OrchestratorPorts) -> None:
 
 
 def _open_output(blobs: Any, job_id: str, name: str) -> AbstractContextManager[BinaryIO]:
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    content_type = OUTPUT_TYPES.get(suffix, "application/octet-stream")
-    return blobs.writer(job_key(job_id, name), content_type)  # type: ignore[no-any-return]
+    return blobs.writer(job_key(job_id, name), content_type(name))  # type: ignore[no-any-return]
 
 
 def describe_error(error: Any) -> str:

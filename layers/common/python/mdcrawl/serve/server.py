@@ -1,6 +1,6 @@
 """`mdcrawl serve`: compose the local stores, the job runner, the WebSocket hub and the
 ASGI app, and serve them on one port with uvicorn (HTTP/1.1 via h11, WebSocket via
-websockets' sans-I/O protocol): the lightest well-kept stack that speaks both."""
+websockets' sans-I/O protocol) under a Starlette app (app.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import contextlib
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+import anyio.from_thread
 import uvicorn
 
 from ..adapters.local import LocalStores, open_local_stores
@@ -67,6 +68,20 @@ def url_checker(allow_hosts: tuple[str, ...]) -> UrlChecker:
     return StartUrlCheck(serve_guard(allow_hosts))
 
 
+def on_loop(start: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``start`` run on the event loop's thread, whichever thread calls (the runner's
+    tasks belong to the loop; a REST request is answered in a worker thread)."""
+
+    def call(job_id: str) -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return bool(anyio.from_thread.run_sync(start, job_id))
+        return start(job_id)
+
+    return call
+
+
 def serve_limits(caps: Mapping[str, float]) -> ServiceLimits:
     """options.py's serve profile: the hosted caps (``mdcrawl serve --max-pages N``...
     changes them), and the machine's owner may ignore robots.txt as the CLI can."""
@@ -89,7 +104,7 @@ def build_app(
         stores.events,
         blobs,
         stores.clock,
-        start_job=runner.start,
+        start_job=on_loop(runner.start),  # REST runs in worker threads (serve/app.py)
         check_url=check_url or url_checker(()),
         limits=serve_limits(caps or {}),
     )
