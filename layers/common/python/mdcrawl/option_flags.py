@@ -24,32 +24,36 @@ def flag_of(name: str, info: FieldInfo) -> str:
     return f"--no-{dashed}" if info.default is True else f"--{dashed}"
 
 
-def add_option_arguments(parser: argparse.ArgumentParser, model: Model = CrawlOptionsModel) -> None:
-    """One flag per option of ``model``, its default and bounds the model's."""
+def add_option_arguments(
+    parser: argparse.ArgumentParser, model: Model = CrawlOptionsModel, given_only: bool = False
+) -> None:
+    """One flag per option of ``model``, its default and bounds the model's. With
+    ``given_only`` (`mdcrawl submit`) a flag left out sets nothing: the service decides."""
     for name, info in option_fields(model):
         help_text = info.description or ""
+        unset = {"default": argparse.SUPPRESS} if given_only else {}
         if info.annotation is bool:
             on = info.default is True  # the flag turns it off
             action = "store_false" if on else "store_true"
             shown = f"turn off {help_text}" if on else help_text
-            parser.add_argument(flag_of(name, info), dest=name, action=action, help=shown)
+            parser.add_argument(flag_of(name, info), dest=name, action=action, help=shown, **unset)
         elif _is_sequence(info):
             parser.add_argument(
                 flag_of(name, info),
                 dest=name,
                 action="append",
-                default=[],
+                default=argparse.SUPPRESS if given_only else [],
                 type=_parser(info, item=True),
                 metavar=knob(info).metavar or None,
                 help=f"{help_text} (repeatable)",
             )
         else:
-            shown = "" if info.default is None else " (default: %(default)s)"
+            shown = "" if info.default is None or given_only else " (default: %(default)s)"
             parser.add_argument(
                 flag_of(name, info),
                 dest=name,
                 type=_parser(info),
-                default=info.default,
+                default=argparse.SUPPRESS if given_only else info.default,
                 metavar=knob(info).metavar or None,
                 help=help_text + shown,
             )
@@ -70,6 +74,12 @@ def model_from_arguments(args: argparse.Namespace, model: Model = CrawlOptionsMo
             for e in exc.errors()
         )
         raise InvalidInput(detail) from None
+
+
+def given_options(args: argparse.Namespace, model: Model = CrawlOptionsModel) -> dict[str, Any]:
+    """The options given as flags (``given_only``), as a JSON body holds them."""
+    given = {name: getattr(args, name) for name, _ in option_fields(model) if name in args}
+    return {k: list(v) if isinstance(v, list | tuple) else v for k, v in given.items()}
 
 
 def add_cap_arguments(parser: argparse.ArgumentParser, model: Model = CrawlOptionsModel) -> None:
