@@ -61,3 +61,27 @@ def test_a_download_link_is_bound_to_its_key_and_name_and_expires() -> None:
     assert signer.verify("jobs/j1/docs.md", "docs.md", sig)
     now[0] = 1061.0
     assert not signer.verify("jobs/j1/docs.md", "docs.md", sig)  # expired
+
+
+async def test_the_servers_caps_bound_and_default_what_a_job_asks_for(tmp_path: Path) -> None:
+    """`mdcrawl serve --max-pages 10`: more is refused, nothing asked for gets 10."""
+    stores = open_stores(tmp_path)
+    runner = JobRunner(stores, tmp_path, AddressGuard(["127.0.0.0/8"], allow_public=False))
+    app = build_app(stores, runner, KEY, lambda url: None, caps={"max_pages": 10})
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://serve.test",
+            headers={"x-api-key": KEY},
+        ) as client:
+            refused = await client.post(
+                "/jobs", json={"url": "http://127.0.0.1:9/", "max_pages": 11}
+            )
+            assert refused.status_code == 400
+            assert refused.json()["error"]["details"][0]["field"] == "max_pages"
+            taken = await client.post("/jobs", json={"url": "http://127.0.0.1:9/"})
+            assert taken.status_code == 202 and taken.json()["options"]["max_pages"] == 10
+            assert taken.json()["options"]["budget_s"] == 300  # the CLI default, under 3600
+    finally:
+        await runner.close()
+        stores.close()
