@@ -107,7 +107,7 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _add_library_options(crawl: argparse.ArgumentParser) -> None:
-    """The docs library and context-window options of `mdcrawl crawl`."""
+    """The docs library option of `mdcrawl crawl` (the crawl options come from options.py)."""
     crawl.add_argument(
         "--label",
         metavar="NAME",
