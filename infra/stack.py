@@ -10,6 +10,7 @@ from .config import Settings
 from .observability import Observability
 from .pipeline import Pipeline
 from .storage import Storage
+from .webhook import Webhooks
 from .websocket import WebSocketApi
 
 
@@ -21,6 +22,7 @@ class MdcrawlStack(cdk.Stack):
         pipeline = Pipeline(self, "Pipeline", settings=settings, storage=storage)
         fns = pipeline.functions
         rest = RestApi(self, "Rest", settings=settings, handler=fns["api"])
+        Webhooks(self, "Webhooks", orchestrator=fns["orchestrator"], api=fns["api"])
         ws = WebSocketApi(
             self,
             "WebSocket",

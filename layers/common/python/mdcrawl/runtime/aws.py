@@ -27,13 +27,16 @@ from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..adapters.aws.calls import call
+from ..adapters.aws.counters import BufferedCounters
 from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
+from ..adapters.aws.memo import JobOptionsOnce, SettledTemplates
 from ..adapters.aws.packing import PagePacker
 from ..adapters.aws.payloads import to_data
 from ..adapters.aws.prefetch import PrefetchedBlobs
 from ..adapters.aws.pusher import ApiGatewayPusher
+from ..adapters.aws.secrets import SecretValue
 from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
@@ -44,15 +47,18 @@ from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps, crawl_batch, crawl_item
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
 from ..pipeline.jobs import JobDeps, get_job
+from ..pipeline.notify import NotifyDeps, notify
 from ..pipeline.orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
 from ..pipeline.process import ConversionFailed, ProcessDeps
 from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
+from ..pipeline.templating import TEMPLATE_NAME
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
 from ..service.models import ServiceLimits
 from ..service.ws import fan_out
 from ..urls import in_scope, normalize_url
+from ..webhook import Sender
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +88,7 @@ class AwsSettings(BaseModel):
     websocket_endpoint: str = ""
     usage_plan_id: str = ""
     event_bus: str = ""
+    webhook_secret: str = ""  # a Secrets Manager secret id (ARN): webhooks on
     allow_networks: tuple[str, ...] = ()
     max_pages: int = Field(default=2000, ge=1)
     budget_seconds: float = Field(default=300.0, gt=0)
@@ -109,6 +116,7 @@ class AwsSettings(BaseModel):
             "websocket_endpoint": get(EnvVar.WEBSOCKET_ENDPOINT),
             "usage_plan_id": get(EnvVar.USAGE_PLAN_ID),
             "event_bus": get(EnvVar.EVENT_BUS),
+            "webhook_secret": get(EnvVar.WEBHOOK_SECRET),
             "allow_networks": _split(get(EnvVar.ALLOW_NETWORKS)),
             "max_pages": get(EnvVar.MAX_PAGES),
             "budget_seconds": get(EnvVar.BUDGET_SECONDS),
@@ -127,7 +135,10 @@ class AwsSettings(BaseModel):
     @property
     def limits(self) -> ServiceLimits:
         return ServiceLimits(
-            max_pages=self.max_pages, budget_s=self.budget_seconds, concurrency=self.concurrency
+            max_pages=self.max_pages,
+            budget_s=self.budget_seconds,
+            concurrency=self.concurrency,
+            webhooks=bool(self.webhook_secret),
         )
 
 
@@ -444,11 +455,23 @@ class AwsRuntime:
         )
         events = self.live_events
         return OrchestratorPorts(
-            orchestrate=OrchestratorDeps(st.jobs, st.frontier, events, st.pages, invoker, st.clock),
+            # Counters summed in memory, written with the heartbeat (adapters/aws/counters.py).
+            orchestrate=OrchestratorDeps(
+                BufferedCounters(st.jobs), st.frontier, events, st.pages, invoker, st.clock
+            ),
             finalize=FinalizeDeps(st.jobs, st.frontier, st.pages, st.blobs, events, st.clock),
             recover=RecoverDeps(st.frontier, st.pages, st.cache),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )
+
+    @cached_property
+    def notifier(self) -> NotifyDeps:
+        """The notify step: the job's webhook, signed with the deployment's secret and
+        sent behind the same SSRF guard as crawl requests."""
+        secret = SecretValue(
+            self.session.client("secretsmanager"), self.settings.require("webhook_secret")
+        )
+        return NotifyDeps(self.stores.jobs, Sender(self.guard), secret, self.stores.clock)
 
     @cached_property
     def crawler(self) -> CrawlerPorts:
@@ -459,7 +482,11 @@ class AwsRuntime:
     @cached_property
     def processor(self) -> ProcessDeps:
         st = self.stores
-        return ProcessDeps(st.blobs, st.pages, st.jobs, self.live_events, st.clock)
+        # The record points at the markdown cache's document: no copy per job (stored.py);
+        # a job's options and settled template are read once per container (memo.py).
+        blobs = SettledTemplates(st.blobs, TEMPLATE_NAME)
+        jobs = JobOptionsOnce(st.jobs)
+        return ProcessDeps(blobs, st.pages, jobs, self.live_events, st.clock, job_copy=False)
 
 
 def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
@@ -478,7 +505,10 @@ OUTPUT_TYPES = {
 
 
 def run_step(
-    event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
+    event: Mapping[str, Any],
+    ports: OrchestratorPorts,
+    remaining_ms: int,
+    notifier: Callable[[], NotifyDeps] | None = None,
 ) -> dict[str, Any]:
     """``{"step": "orchestrate"|"finalize"|"fail", "job_id", ...}`` -> ``{"job_id", "next"}``."""
     step, job_id = event.get("step"), event.get("job_id")
@@ -490,6 +520,9 @@ def run_step(
         return {"job_id": job_id, "next": _finalize(job_id, ports)}
     if step == "fail":
         fail(job_id, ports.job, describe_error(event.get("error")))
+        return {"job_id": job_id, "next": DONE}
+    if step == "notify" and notifier is not None:  # EventBridge: the job's end, to its webhook
+        notify(job_id, event.get("event") or {}, notifier())
         return {"job_id": job_id, "next": DONE}
     raise ValueError(f"unknown step {step!r}")
 

@@ -43,6 +43,7 @@ class ServiceLimits:
     link_expires_s: int = 900  # lifetime of a pre-signed result URL
     list_limit: int = 100  # most jobs GET /jobs returns
     events_limit: int = 1000  # most events one GET /jobs/{id}/events returns
+    webhooks: bool = False  # POST /jobs may name a webhook (the AWS stack sends them)
 
 
 class RequestInvalid(ValueError):
@@ -77,6 +78,8 @@ class JobRequest(_Strict):
     no_cache: bool = False
     ignore_robots: bool = False
     max_tokens: int | None = Field(default=None, ge=200)  # also the docs-001.md… parts
+    # POSTed, signed, when the job completes or fails (webhook.py; AWS only)
+    webhook: str | None = Field(default=None, min_length=1, max_length=MAX_URL_LENGTH)
 
     @model_validator(mode="after")
     def _globs_are_short(self) -> JobRequest:
@@ -194,6 +197,7 @@ class JobView(BaseModel):
     started_at: float | None
     finished_at: float | None
     links: JobLinks
+    webhook_delivery: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, job: Job, base: str = "") -> JobView:
@@ -211,6 +215,7 @@ class JobView(BaseModel):
             started_at=job.started_at,
             finished_at=job.finished_at,
             links=job_links(job, base),
+            webhook_delivery=job.webhook_delivery,
         )
 
 
