@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -36,6 +37,7 @@ from ..adapters.aws.packing import PagePacker
 from ..adapters.aws.payloads import to_data
 from ..adapters.aws.prefetch import PrefetchedBlobs
 from ..adapters.aws.pusher import ApiGatewayPusher
+from ..adapters.aws.robots import DynamoDbRobotsCache
 from ..adapters.aws.secrets import SecretValue
 from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
@@ -265,6 +267,8 @@ class CrawlerPorts:
     clock: Any
     guard: AddressGuard
     leases: HostLeases | None = None
+    # A fresh robots.txt cache per invocation (its memory), over the shared cache table.
+    robots: Callable[[], DynamoDbRobotsCache] | None = None
 
     @contextlib.asynccontextmanager
     async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
@@ -272,10 +276,13 @@ class CrawlerPorts:
         httpx client belongs to one event loop: one per invocation), holding a shared
         per-host slot for every request (``hostlease``: the job's concurrency holds
         across crawler invocations and jobs)."""
-        async with HttpxFetcher(request.options, scope=request.scope, guard=self.guard) as f:
+        robots = self.robots() if self.robots and request.options.use_cache else None
+        async with HttpxFetcher(
+            request.options, scope=request.scope, guard=self.guard, robots_cache=robots
+        ) as f:
             fetcher: Any = f
             if self.leases is not None:
-                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency)
+                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency, robots)
             yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
 
     async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
@@ -476,8 +483,10 @@ class AwsRuntime:
     @cached_property
     def crawler(self) -> CrawlerPorts:
         st, s = self.stores, self.settings
-        leases = HostLeases(self.session.client("dynamodb"), s.tables[Table.CACHE])
-        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases)
+        dynamodb = self.session.client("dynamodb")
+        leases = HostLeases(dynamodb, s.tables[Table.CACHE])
+        robots = functools.partial(DynamoDbRobotsCache, dynamodb, s.tables[Table.CACHE])
+        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases, robots)
 
     @cached_property
     def processor(self) -> ProcessDeps:
