@@ -91,6 +91,7 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
             "invocations": dict(meter.invocations),
             "billed_ms": dict(meter.billed_ms),
             "ws_messages": meter.ws_messages,
+            "cold_starts": dict(meter.cold_starts),
         },
         "violations": dict(meter.violations),
         "peak_inflight_per_host": max(meter.peak_inflight.values(), default=0),
@@ -151,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         "fresh_by_service": fresh["by_service"],
         "cached_by_service": cached["by_service"],
         "limit_violations": {**fresh["violations"], **cached["violations"]},
+        "cold_starts_fresh": fresh["units"]["cold_starts"],
+        "cold_starts_cached": cached["units"]["cold_starts"],
     }
     print(json.dumps(line))
     return 0 if line["completed"] else 1
