@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -73,7 +74,8 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
     meter = harness.reset(latency_ms)
     began = time.perf_counter()
     job_id = start(harness.stack, url, **options)
-    execution = harness.stack.wait(job_id, timeout_s=7200)
+    with progress_lines(harness, job_id, began):
+        execution = harness.stack.wait(job_id, timeout_s=7200)
     seconds = time.perf_counter() - began
     summary = job_summary(harness.stack, job_id)
     cost = dollars(meter, summary)
@@ -96,6 +98,31 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
         "violations": dict(meter.violations),
         "peak_inflight_per_host": max(meter.peak_inflight.values(), default=0),
     }
+
+
+@contextlib.contextmanager
+def progress_lines(
+    harness: Harness, job_id: str, began: float, every_s: float = 30.0
+) -> Iterator[None]:
+    """A line on stderr every ``every_s`` while the job runs (a long scale run shows where
+    it is): seconds, status and counters (a read the meter does not bill)."""
+    stop = threading.Event()
+
+    def report() -> None:
+        while not stop.wait(every_s):
+            job = harness.stack.stores.jobs.get(job_id)
+            c = job.counters
+            print(f"progress {time.perf_counter() - began:.0f}s {job.status} discovered="
+                  f"{c.discovered} crawled={c.crawled} processed={c.processed} "
+                  f"peak_inflight={max(harness.meter.peak_inflight.values(), default=0)}",
+                  file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=report, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 @contextlib.contextmanager
