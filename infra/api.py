@@ -58,6 +58,7 @@ def job_request_schema(settings: Settings) -> apigw.JsonSchema:
             "no_cache": S(type=T.BOOLEAN),
             "ignore_robots": S(type=T.BOOLEAN),
             "max_tokens": S(type=T.INTEGER, minimum=200),  # the parts result
+            "webhook": S(type=T.STRING, min_length=1, max_length=2048),  # webhook.py
         },
     )
 
