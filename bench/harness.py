@@ -17,11 +17,16 @@ scale and cost.
 - **Per-host in-flight requests** as the crawled site sees them (every crawler
   invocation shares this process, so one counter sees them all).
 
-Not modelled: separate warm processes per function (invocations are threads of one
+- **Execution environments and cold starts**: each function has a pool of environments;
+  an invocation with none idle starts one (a cold start, counted per function and billed
+  its INIT time), and gives it back when it ends: as many environments as the function's
+  peak concurrency, reused afterwards, as Lambda does.
+
+Not modelled: separate worker processes per function (invocations are threads of one
 interpreter, so CPU-heavy conversions contend for the GIL: the processor is billed its
 own thread CPU time plus ``latency_ms`` per AWS call, what it would take with a vCPU of
-its own; the others, waiting on I/O, their wall time) and cold starts. The crawled
-site's own latency is whatever the server has.
+its own; the others, waiting on I/O, their wall time, which the shared CPU inflates:
+an over-estimate). The crawled site's own latency is whatever the server has.
 """
 
 from __future__ import annotations
@@ -100,6 +105,7 @@ class Meter:
     billed_ms: Counter[str] = field(default_factory=Counter)
     violations: Counter[str] = field(default_factory=Counter)
     ws_messages: int = 0
+    cold_starts: Counter[str] = field(default_factory=Counter)
     peak_inflight: Counter[str] = field(default_factory=Counter)
     _inflight: Counter[str] = field(default_factory=Counter)
     _table_of: dict[str, str] = field(default_factory=dict)
@@ -203,6 +209,11 @@ class Meter:
         """AWS calls made so far by the current thread."""
         return int(self._local.__dict__.get("calls", 0))
 
+    def billed_init(self, name: str, seconds: float) -> None:
+        """A cold start's INIT: billed time, not an invocation."""
+        with self._lock:
+            self.billed_ms[name] += math.ceil(seconds * 1000)
+
     def billed(self, name: str, seconds: float) -> None:
         with self._lock:
             self.invocations[name] += 1
@@ -219,12 +230,46 @@ class Meter:
             self._inflight[host] -= 1
 
 
+@dataclass
+class Environments:
+    """Lambda's execution environments, per function: an invocation takes an idle one
+    (warm) or Lambda starts a new one (a cold start: counted, and billed ``init_ms``, as
+    Lambda bills the INIT phase since August 2025). Environments outlive a run, as warm
+    containers outlive a job."""
+
+    init_ms: dict[str, float] = field(default_factory=dict)
+    idle: Counter[str] = field(default_factory=Counter)
+    started: Counter[str] = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self, name: str) -> bool:
+        """True when this invocation starts a new environment (a cold start)."""
+        with self._lock:
+            if self.idle[name] > 0:
+                self.idle[name] -= 1
+                return False
+            self.started[name] += 1
+            return True
+
+    def give_back(self, name: str) -> None:
+        with self._lock:
+            self.idle[name] += 1
+
+
+# A handler's INIT: importing it (``runpy.run_path(functions/<name>/handler.py)`` in a
+# fresh interpreter), measured on the shared 2-core machine under load (~11): an
+# over-estimate of Lambda's. Few per run (one per environment), so it moves little.
+INIT_MS = {"api": 2300.0, "websocket": 2300.0, "orchestrator": 1600.0, "crawler": 2900.0,
+           "processor": 2600.0}
+
+
 class Harness:
     """Installs the meter's hooks on an offline stack and makes Event invokes async."""
 
     def __init__(self, stack: OfflineStack, async_workers: int = 16) -> None:
         self.stack = stack
         self.meter = Meter()
+        self.environments = Environments(dict(INIT_MS))
         self.pool = ThreadPoolExecutor(max_workers=async_workers, thread_name_prefix="lambda-event")
         self.pending: list[Any] = []
         events = stack.aws.session.events
@@ -248,11 +293,16 @@ class Harness:
         original = stack.invoke
 
         def invoke(name: str, event: dict[str, Any]) -> Any:
-            meter = harness.meter
+            meter, environments = harness.meter, harness.environments
+            cold = environments.take(name)
+            if cold:
+                meter.cold_starts[name] += 1
+                meter.billed_init(name, environments.init_ms.get(name, 0.0) / 1000.0)
             start, cpu, calls = time.perf_counter(), time.thread_time(), meter.thread_calls()
             try:
                 return original(name, event)
             finally:
+                environments.give_back(name)
                 if name in CPU_BOUND:
                     # Lambda gives it a vCPU of its own; here it shares two cores with
                     # every other invocation: its own CPU time plus its waits on AWS.

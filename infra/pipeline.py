@@ -273,9 +273,16 @@ class Pipeline(Construct):
         bucket_access(
             role["orchestrator"],
             b,
-            read=[jobs_prefix, BlobPrefix.CACHE_LINKS.value],
-            write=[jobs_prefix],
-            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the "
+            read=[
+                jobs_prefix,
+                BlobPrefix.CACHE_LINKS.value,
+                BlobPrefix.CACHE_MARKDOWN.value,
+                BlobPrefix.CACHE_BODIES.value,
+            ],
+            write=[jobs_prefix, BlobPrefix.CACHE_MARKDOWN.value],
+            why="Finalize reads the pages' markdown (the markdown cache's documents the "
+            "records point at), converts again from the cached body a page converted "
+            "before the site template settled, and writes docs.md, llms.txt and the "
             "manifest; recovery reads cache entries (a long link list lives in S3).",
         )
         role["orchestrator"].add_to_principal_policy(

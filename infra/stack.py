@@ -10,6 +10,7 @@ from .config import Settings
 from .observability import Observability
 from .pipeline import Pipeline
 from .storage import Storage
+from .webhook import Webhooks
 from .websocket import WebSocketApi
 
 
@@ -21,6 +22,7 @@ class MdcrawlStack(cdk.Stack):
         pipeline = Pipeline(self, "Pipeline", settings=settings, storage=storage)
         fns = pipeline.functions
         rest = RestApi(self, "Rest", settings=settings, handler=fns["api"])
+        hooks = Webhooks(self, "Webhooks", orchestrator=fns["orchestrator"], api=fns["api"])
         ws = WebSocketApi(
             self,
             "WebSocket",
@@ -48,6 +50,12 @@ class MdcrawlStack(cdk.Stack):
             self, "WebSocketUrl", value=ws.url, description="wss URL; connect with ?api_key=<key>"
         )
         cdk.CfnOutput(self, "BucketName", value=storage.bucket.bucket_name)
+        cdk.CfnOutput(
+            self,
+            "WebhookSecretArn",
+            value=hooks.secret.secret_arn,
+            description="The key that signs webhooks: aws secretsmanager get-secret-value",
+        )
         cdk.CfnOutput(
             self,
             "ApiKeyId",

@@ -1,4 +1,5 @@
-"""The job's state machine tasks: ``{"step": "orchestrate"|"finalize"|"fail", "job_id"}``.
+"""The job's state machine tasks: ``{"step": "orchestrate"|"finalize"|"fail", "job_id"}``,
+and EventBridge's ``{"step": "notify", "job_id", "event"}`` (the job's webhook).
 
 orchestrate runs one slice (until the queue drains, the budget ends or this Lambda's
 time nears its end) and answers continue/finalize/done; finalize answers wait/done;
@@ -7,11 +8,13 @@ fail marks the job failed. The frontier in DynamoDB is the checkpoint between ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mdcrawl.pipeline.notify import NotifyDeps
 from mdcrawl.runtime.aws import AwsRuntime, OrchestratorPorts, run_step
 
 logger = Logger()
@@ -20,8 +23,13 @@ metrics = Metrics()
 RUNTIME = AwsRuntime()  # builds nothing until the first task
 
 
-def handle(event: dict[str, Any], ports: OrchestratorPorts, remaining_ms: int) -> dict[str, Any]:
-    return run_step(event, ports, remaining_ms)
+def handle(
+    event: dict[str, Any],
+    ports: OrchestratorPorts,
+    remaining_ms: int,
+    notifier: Callable[[], NotifyDeps] | None = None,
+) -> dict[str, Any]:
+    return run_step(event, ports, remaining_ms, notifier)
 
 
 @logger.inject_lambda_context
@@ -29,7 +37,12 @@ def handle(event: dict[str, Any], ports: OrchestratorPorts, remaining_ms: int) -
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(job_id=event.get("job_id"), step=event.get("step"))
-    answer = handle(event, RUNTIME.orchestrator, context.get_remaining_time_in_millis())
+    answer = handle(
+        event,
+        RUNTIME.orchestrator,
+        context.get_remaining_time_in_millis(),
+        lambda: RUNTIME.notifier,
+    )
     step = str(event.get("step", "")).capitalize()
     metrics.add_metric(name=f"{step}Steps", unit=MetricUnit.Count, value=1)
     return answer

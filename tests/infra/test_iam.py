@@ -82,7 +82,12 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         **CONNECTIONS_PUSH,
         JOBS: {"s3:GetObject", *PUT},
         LINKS: {"s3:GetObject"},
+        # finalize reads the markdown cache's documents the records point at, and
+        # converts again from the body a page converted before the template settled
+        MARKDOWN: {"s3:GetObject", *PUT},
+        BODIES: {"s3:GetObject"},
         BUCKET: {"s3:ListBucket"},
+        "<WebhooksSigningSecret>": {"secretsmanager:GetSecretValue"},  # the notify step
         "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
         "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
         BUS: {"events:PutEvents"},

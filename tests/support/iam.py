@@ -53,7 +53,10 @@ S3_ACTIONS = {
     "AbortMultipartUpload": "AbortMultipartUpload",
     "ListObjectsV2": "ListBucket",
     "DeleteObject": "DeleteObject",
+    "CopyObject": "PutObject",  # and GetObject on the source (same key: a refresh)
 }
+# The one secret the functions read (infra/webhook.py), by its template label.
+SECRET_LABEL = "<WebhooksSigningSecret>"
 TRANSACT_ACTIONS = {
     "Put": "PutItem",
     "Update": "UpdateItem",
@@ -143,6 +146,10 @@ def needs(service: str, operation: str, params: dict[str, Any], names: Names) ->
         resource = f"{BUCKET_ARN}/{params['Key']}"
         # Every object read here is an existence check (blobs.get/exists answer None).
         yield f"s3:{action}", resource, (), operation in ("HeadObject", "GetObject")
+        if operation == "CopyObject":
+            yield "s3:GetObject", resource, (), False
+    elif service == "secretsmanager" and operation == "GetSecretValue":
+        yield "secretsmanager:GetSecretValue", SECRET_LABEL, (), False
     elif service == "lambda":
         name = params["FunctionName"].split(":")[-1]
         if name not in names.functions:

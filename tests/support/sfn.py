@@ -44,6 +44,7 @@ from tests.support.iam import CallRecorder, Names, running_as
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("api", "websocket", "orchestrator", "crawler", "processor")
 WS_API_ID, STAGE = "wsapi12345", "prod"
+WEBHOOK_SECRET = "offline-webhook-signing-secret"
 WS_ENDPOINT = f"https://{WS_API_ID}.execute-api.us-east-1.amazonaws.com/{STAGE}"
 POWERTOOLS_ENV = {
     "POWERTOOLS_SERVICE_NAME": "mdcrawl-test",
@@ -241,6 +242,9 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
         apigw = aws.session.client("apigateway")
         plan = apigw.create_usage_plan(name="plan")["id"]
         env[EnvVar.USAGE_PLAN_ID.value] = plan
+        env[EnvVar.WEBHOOK_SECRET.value] = aws.session.client("secretsmanager").create_secret(
+            Name="webhook-signing", SecretString=WEBHOOK_SECRET
+        )["ARN"]
         modules = {name: load_handler(name) for name in FUNCTIONS}
         runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
         for name, module in modules.items():

@@ -135,3 +135,38 @@ def test_access_denied_on_a_read_is_an_error_that_names_list_bucket() -> None:
     for read in (store.exists, store.get):
         with pytest.raises(StoreError, match="s3:ListBucket"):
             read("cache/bodies/abc")
+
+
+class CountingS3:
+    """The real (moto) client, counting the copies it was asked to make."""
+
+    def __init__(self, client: Any) -> None:
+        self._client, self.copies = client, 0
+
+    def __getattr__(self, name: str) -> Any:
+        operation = getattr(self._client, name)
+        if name != "copy_object":
+            return operation
+
+        def counted(**kwargs: Any) -> Any:
+            self.copies += 1
+            return operation(**kwargs)
+
+        counted.__name__ = name
+        return counted
+
+
+@pytest.mark.parametrize(("after_s", "copies"), [(-1.0, 1), (86400.0, 0)])
+def test_an_old_cache_object_is_rewritten_when_read(aws, after_s: float, copies: int) -> None:
+    """A job's record points at the markdown cache's document: a read of one close to its
+    lifecycle expiry restarts its clock (same bytes, same type); a young one is left."""
+    s3 = CountingS3(aws.session.client("s3"))
+    blobs = S3BlobStore(s3, aws.bucket, refresh=(("cache/markdown/", after_s),))
+    blobs.put("cache/markdown/v1/a.json", b'{"markdown": "# A"}', "application/json")
+    blobs.put("jobs/j/template.json", b"{}", "application/json")
+    assert blobs.get("cache/markdown/v1/a.json") == b'{"markdown": "# A"}'
+    assert blobs.get("jobs/j/template.json") == b"{}"  # another prefix: never rewritten
+    assert s3.copies == copies
+    head = aws.session.client("s3").head_object(Bucket=aws.bucket, Key="cache/markdown/v1/a.json")
+    assert head["ContentType"] == "application/json"
+    assert blobs.get("cache/markdown/v1/a.json") == b'{"markdown": "# A"}'

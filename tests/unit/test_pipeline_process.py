@@ -89,3 +89,23 @@ def test_conversion_error_is_a_failed_record_not_an_exception(
 def test_missing_body_is_a_failed_record(stores: LocalStores) -> None:
     record = process_page(page(body_key="cache/bodies/nothing"), deps(stores))
     assert (record.status, record.reason) == (PageStatus.FAILED, "body_missing")
+
+
+def test_without_a_job_copy_the_record_points_at_the_cache_document(
+    stores: LocalStores, tmp_path: Path
+) -> None:
+    """AWS keeps no copy per job: the record names the markdown cache's document, so a
+    second job over the same page writes no markdown at all."""
+    from dataclasses import replace
+
+    from mdcrawl.stored import read_markdown
+
+    lean = replace(deps(stores), job_copy=False)
+    first = process_page(page("j1"), lean)
+    assert first.markdown_key and first.markdown_key.startswith("cache/markdown/")
+    assert read_markdown(stores.blobs, first.markdown_key).startswith("# Hello")
+    assert not list(tmp_path.rglob("j1/pages/*"))
+    written = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    second = process_page(page("j2"), lean)
+    assert second.markdown_key == first.markdown_key
+    assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == written

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
+from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
@@ -126,6 +127,14 @@ class _Want:
     robots: bool = False  # check robots.txt on each hop
 
 
+class RobotsCache(Protocol):
+    """robots.txt texts by origin, shared beyond one fetcher (blocking calls)."""
+
+    def get(self, origin: str) -> str | None: ...
+
+    def put(self, origin: str, text: str) -> None: ...
+
+
 class HttpxFetcher:
     """``ports.Fetcher`` over httpx; use as ``async with HttpxFetcher(options) as f``."""
 
@@ -137,8 +146,10 @@ class HttpxFetcher:
         user_agent: str = DEFAULT_USER_AGENT,
         transport: httpx.AsyncBaseTransport | None = None,
         auth: tuple[str, str] | None = None,
+        robots_cache: RobotsCache | None = None,
     ) -> None:
         self._options = options
+        self._robots_cache = robots_cache  # robots.txt kept across fetchers (AWS: DynamoDB)
         self._scope = scope
         self._guard = guard
         # Basic auth for the scope's own origin only: never sent to another host.
@@ -365,6 +376,17 @@ class HttpxFetcher:
         return robots
 
     async def _robots_text(self, origin: str) -> str:
+        cache = self._robots_cache
+        if cache is not None:
+            known = await asyncio.to_thread(cache.get, origin)
+            if known is not None:
+                return known
+        text = await self._fetch_robots_text(origin)
+        if cache is not None:
+            await asyncio.to_thread(cache.put, origin, text)
+        return text
+
+    async def _fetch_robots_text(self, origin: str) -> str:
         want = _Want(max_bytes=ROBOTS_MAX_BYTES, html_only=False, retries=0)
         try:
             answer = await self._follow(origin + "/robots.txt", {}, want)

@@ -127,6 +127,10 @@ class Job:
     error: str | None = None
     cancel_requested: bool = False
     result_keys: dict[str, str] = field(default_factory=dict)
+    # Where the job's end is POSTed, signed (webhook.py; the AWS stack sends it), and
+    # how that went: {"ok", "attempts", "status", "error", "event", "at"}.
+    webhook: str | None = None
+    webhook_delivery: dict[str, Any] | None = None
 
 
 def stored_job_value(name: str, value: Any) -> Any:

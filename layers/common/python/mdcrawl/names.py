@@ -64,6 +64,9 @@ class EnvVar(StrEnum):
     EVENT_BUS = "MDCRAWL_EVENT_BUS"
     # The REST usage plan whose API keys the WebSocket $connect accepts.
     USAGE_PLAN_ID = "MDCRAWL_USAGE_PLAN_ID"
+    # The Secrets Manager secret (ARN) whose value signs webhooks (webhook.py); unset:
+    # POST /jobs refuses a webhook.
+    WEBHOOK_SECRET = "MDCRAWL_WEBHOOK_SECRET"
 
 
 TABLE_ENV: dict[Table, EnvVar] = {

@@ -9,13 +9,12 @@ again but announces once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from .. import stored
 from ..agent_outputs import agent_output_names, write_agent_outputs
-from ..anchors import anchors_key
 from ..assemble import (
     DOCS,
     LLMS,
@@ -174,10 +173,8 @@ def quality_summary(result: AssembledResult) -> dict[str, object]:
 
 
 def _read_anchors(blobs: BlobStore, key: str) -> dict[str, list[object]]:
-    data = blobs.get(anchors_key(key)) if key else None
-    return json.loads(data) if data is not None else {}
+    return stored.read_anchors(blobs, key)
 
 
 def _read_markdown(blobs: BlobStore, key: str) -> str:
-    data = blobs.get(key) if key else None
-    return data.decode("utf-8") if data is not None else ""
+    return stored.read_markdown(blobs, key)

@@ -24,7 +24,12 @@ class JobDeps:
 
 
 def create_job(
-    url: str, options: CrawlOptions, owner: str, deps: JobDeps, job_id: str | None = None
+    url: str,
+    options: CrawlOptions,
+    owner: str,
+    deps: JobDeps,
+    job_id: str | None = None,
+    webhook: str | None = None,
 ) -> Job:
     """Validate the URL (InvalidInput), store a queued job and seed its frontier.
 
@@ -38,6 +43,7 @@ def create_job(
         options=options,
         owner=owner,
         created_at=deps.clock.now(),
+        webhook=webhook,
     )
     if not deps.jobs.create(job):
         return get_job(job.job_id, deps.jobs)

@@ -25,6 +25,7 @@ from ..models import (
 )
 from ..names import BlobPrefix, job_key
 from ..ports import BlobStore, Clock, EventLog, JobStore, PageStore
+from ..stored import is_cache_document
 from ..template import SiteTemplate, template_id
 from . import templating
 from .fetching import body_key
@@ -40,6 +41,9 @@ class ProcessDeps:
     jobs: JobStore
     events: EventLog
     clock: Clock
+    # False: the record points at the markdown cache's document instead of a copy under
+    # jobs/{id}/pages/ (AWS: one S3 PUT less per fresh page, none for a cached one).
+    job_copy: bool = True
 
 
 class ConversionFailed(Exception):
@@ -57,15 +61,18 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
         return existing  # a redelivery: already recorded, counted and announced
     rules = generator_rules(page.job_id, deps.jobs)
     state = templating.load(page.job_id, deps.blobs)
-    key = job_key(page.job_id, f"pages/{page.url_hash}.md")
     if not state.settled and _waits_for_template(page, deps.blobs, rules):
-        record = _deferred_record(page, key)
+        # finalize converts it into the job's own key (no cache document exists yet)
+        record = _deferred_record(page, job_key(page.job_id, f"pages/{page.url_hash}.md"))
     else:
         try:
             converted = converted_page(page, deps.blobs, state.template, rules)
         except ConversionFailed as exc:
             return _record_failure(page, exc, deps)
-        _store_page(deps.blobs, key, converted)
+        key = markdown_cache_key(page, state.template, rules)
+        if deps.job_copy:
+            key = job_key(page.job_id, f"pages/{page.url_hash}.md")
+            _store_page(deps.blobs, key, converted)
         record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
     if deps.pages.put(record):
         deps.jobs.add_counters(page.job_id, processed=1, words=record.words)
@@ -137,9 +144,14 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
         if record.template == templating.DEFERRED:  # no first conversion to stand
             return replace(record, status=PageStatus.FAILED, reason=exc.reason, markdown_key=None)
         return record  # the first conversion stands
-    _store_page(blobs, record.markdown_key, converted, replacing=True)
+    key = record.markdown_key
+    if is_cache_document(key):  # the cache holds the new conversion under its own key
+        key = markdown_cache_key(page, state.template, rules)
+    else:
+        _store_page(blobs, key, converted, replacing=True)
     return replace(
         record,
+        markdown_key=key,
         title=converted.title,
         words=converted.words,
         nav=converted.nav,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -26,13 +27,17 @@ import boto3
 from botocore.config import Config
 
 from ..adapters.aws.calls import call
+from ..adapters.aws.counters import BufferedCounters
 from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
 from ..adapters.aws.invoker import SPILLED, LambdaInvoker
 from ..adapters.aws.limits import CRAWL_RESPONSE_BUDGET, json_size
+from ..adapters.aws.memo import JobOptionsOnce, SettledTemplates
 from ..adapters.aws.packing import PagePacker
 from ..adapters.aws.payloads import to_data
 from ..adapters.aws.prefetch import PrefetchedBlobs
 from ..adapters.aws.pusher import ApiGatewayPusher
+from ..adapters.aws.robots import DynamoDbRobotsCache
+from ..adapters.aws.secrets import SecretValue
 from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
@@ -43,15 +48,18 @@ from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps, crawl_batch, crawl_item
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
 from ..pipeline.jobs import JobDeps, get_job
+from ..pipeline.notify import NotifyDeps, notify
 from ..pipeline.orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
 from ..pipeline.process import ConversionFailed, ProcessDeps
 from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
+from ..pipeline.templating import TEMPLATE_NAME
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
 from ..service.results import content_type
 from ..service.ws import fan_out
 from ..urls import in_scope, normalize_url
+from ..webhook import Sender
 from .settings import AwsSettings
 
 log = logging.getLogger(__name__)
@@ -186,6 +194,8 @@ class CrawlerPorts:
     clock: Any
     guard: AddressGuard
     leases: HostLeases | None = None
+    # A fresh robots.txt cache per invocation (its memory), over the shared cache table.
+    robots: Callable[[], DynamoDbRobotsCache] | None = None
 
     @contextlib.asynccontextmanager
     async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
@@ -193,10 +203,13 @@ class CrawlerPorts:
         httpx client belongs to one event loop: one per invocation), holding a shared
         per-host slot for every request (``hostlease``: the job's concurrency holds
         across crawler invocations and jobs)."""
-        async with HttpxFetcher(request.options, scope=request.scope, guard=self.guard) as f:
+        robots = self.robots() if self.robots and request.options.use_cache else None
+        async with HttpxFetcher(
+            request.options, scope=request.scope, guard=self.guard, robots_cache=robots
+        ) as f:
             fetcher: Any = f
             if self.leases is not None:
-                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency)
+                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency, robots)
             yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
 
     async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
@@ -376,22 +389,40 @@ class AwsRuntime:
         )
         events = self.live_events
         return OrchestratorPorts(
-            orchestrate=OrchestratorDeps(st.jobs, st.frontier, events, st.pages, invoker, st.clock),
+            # Counters summed in memory, written with the heartbeat (adapters/aws/counters.py).
+            orchestrate=OrchestratorDeps(
+                BufferedCounters(st.jobs), st.frontier, events, st.pages, invoker, st.clock
+            ),
             finalize=FinalizeDeps(st.jobs, st.frontier, st.pages, st.blobs, events, st.clock),
             recover=RecoverDeps(st.frontier, st.pages, st.cache),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )
 
     @cached_property
+    def notifier(self) -> NotifyDeps:
+        """The notify step: the job's webhook, signed with the deployment's secret and
+        sent behind the same SSRF guard as crawl requests."""
+        secret = SecretValue(
+            self.session.client("secretsmanager"), self.settings.require("webhook_secret")
+        )
+        return NotifyDeps(self.stores.jobs, Sender(self.guard), secret, self.stores.clock)
+
+    @cached_property
     def crawler(self) -> CrawlerPorts:
         st, s = self.stores, self.settings
-        leases = HostLeases(self.session.client("dynamodb"), s.tables[Table.CACHE])
-        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases)
+        dynamodb = self.session.client("dynamodb")
+        leases = HostLeases(dynamodb, s.tables[Table.CACHE])
+        robots = functools.partial(DynamoDbRobotsCache, dynamodb, s.tables[Table.CACHE])
+        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases, robots)
 
     @cached_property
     def processor(self) -> ProcessDeps:
         st = self.stores
-        return ProcessDeps(st.blobs, st.pages, st.jobs, self.live_events, st.clock)
+        # The record points at the markdown cache's document: no copy per job (stored.py);
+        # a job's options and settled template are read once per container (memo.py).
+        blobs = SettledTemplates(st.blobs, TEMPLATE_NAME)
+        jobs = JobOptionsOnce(st.jobs)
+        return ProcessDeps(blobs, st.pages, jobs, self.live_events, st.clock, job_copy=False)
 
 
 def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
@@ -403,7 +434,10 @@ def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
 
 # --- the orchestrator function's steps (state machine payload -> answer) ---------------
 def run_step(
-    event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
+    event: Mapping[str, Any],
+    ports: OrchestratorPorts,
+    remaining_ms: int,
+    notifier: Callable[[], NotifyDeps] | None = None,
 ) -> dict[str, Any]:
     """``{"step": "orchestrate"|"finalize"|"fail", "job_id", ...}`` -> ``{"job_id", "next"}``."""
     step, job_id = event.get("step"), event.get("job_id")
@@ -415,6 +449,9 @@ def run_step(
         return {"job_id": job_id, "next": _finalize(job_id, ports)}
     if step == "fail":
         fail(job_id, ports.job, describe_error(event.get("error")))
+        return {"job_id": job_id, "next": DONE}
+    if step == "notify" and notifier is not None:  # EventBridge: the job's end, to its webhook
+        notify(job_id, event.get("event") or {}, notifier())
         return {"job_id": job_id, "next": DONE}
     raise ValueError(f"unknown step {step!r}")
 

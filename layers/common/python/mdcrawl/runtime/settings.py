@@ -50,6 +50,7 @@ class BaseAwsSettings(BaseSettings):
     websocket_endpoint: str = ""
     usage_plan_id: str = ""
     event_bus: str = ""
+    webhook_secret: str = ""  # a Secrets Manager secret id (ARN): webhooks on (webhook.py)
     # Hosts/CIDRs the crawler may reach despite the SSRF guard, comma-separated.
     allow_networks: Annotated[tuple[str, ...], NoDecode] = ()
     retention_days: float = Field(default=7.0, gt=0)
@@ -93,7 +94,9 @@ class BaseAwsSettings(BaseSettings):
     @property
     def limits(self) -> ServiceLimits:
         caps = {name: getattr(self, name) for name in hosted_caps(self.options_model)}
-        return ServiceLimits(OptionLimits.of(Profile.HOSTED, **caps))
+        return ServiceLimits(
+            OptionLimits.of(Profile.HOSTED, **caps), webhooks=bool(self.webhook_secret)
+        )
 
     options_model: ClassVar[Model] = CrawlOptionsModel  # whose caps are fields here
 

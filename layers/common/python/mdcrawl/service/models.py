@@ -41,6 +41,7 @@ class ServiceLimits:
     link_expires_s: int = 900  # lifetime of a pre-signed result URL
     list_limit: int = 100  # most jobs GET /jobs returns
     events_limit: int = 1000  # most events one GET /jobs/{id}/events returns
+    webhooks: bool = False  # POST /jobs may name a webhook (the AWS stack sends them)
 
 
 class RequestInvalid(ValueError):
@@ -58,7 +59,7 @@ class MalformedJson(RequestInvalid):
 class JobRequest(CrawlOptionsModel):
     """The body of ``POST /jobs``: a start URL and the crawl options (options.py)."""
 
-    not_options: ClassVar[tuple[str, ...]] = ("url", "job_id")
+    not_options: ClassVar[tuple[str, ...]] = ("url", "job_id", "webhook")
     url: str = Field(
         min_length=1,
         max_length=MAX_URL_LENGTH,
@@ -68,6 +69,12 @@ class JobRequest(CrawlOptionsModel):
         default=None,
         pattern=JOB_ID_PATTERN,
         description="client-chosen id (makes the POST idempotent)",
+    )
+    webhook: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_URL_LENGTH,
+        description="AWS stack: POST the job's end here, signed (X-Mdcrawl-Signature)",
     )
 
     @classmethod
@@ -143,6 +150,7 @@ class JobView(BaseModel):
     started_at: float | None
     finished_at: float | None
     links: JobLinks
+    webhook_delivery: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, job: Job, base: str = "") -> JobView:
@@ -160,6 +168,7 @@ class JobView(BaseModel):
             started_at=job.started_at,
             finished_at=job.finished_at,
             links=job_links(job, base),
+            webhook_delivery=job.webhook_delivery,
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass
 
+from .. import stored
 from ..models import Job, PageStatus
 from ..names import job_key
 from ..parts import PARTS_INDEX, part_name
@@ -75,8 +76,8 @@ def build_pages_zip(job_id: str, pages: PageStore, blobs: BlobStore) -> str:
         for page in pages.list(job_id):
             if page.status != PageStatus.OK or not page.markdown_key:
                 continue
-            body = blobs.get(page.markdown_key)
-            if body is not None:
+            body = stored.read_markdown(blobs, page.markdown_key)
+            if body:
                 archive.writestr(_entry_name(job_id, page.markdown_key, page.order, names), body)
     return key
 
@@ -86,6 +87,8 @@ def _entry_name(job_id: str, markdown_key: str, order: int, taken: set[str]) -> 
     prefix = job_key(job_id, "pages/")
     name = markdown_key.removeprefix(prefix) if markdown_key.startswith(prefix) else ""
     name = name or markdown_key.rsplit("/", 1)[-1]
+    if stored.is_cache_document(markdown_key):  # the markdown cache's JSON document
+        name = name.removesuffix(".json") + ".md"
     if name in taken:
         name = f"{order:05d}-{name}"
     taken.add(name)

@@ -38,12 +38,25 @@ def create_job(req: ApiRequest, deps: ApiDeps, _: str | None = None) -> ApiRespo
     if job_id and (job := deps.jobs.get(job_id)) is not None:
         return _replay(job, url, options, req, deps)
     deps.check_url(url)
-    job = pipeline_jobs.create_job(url, options, req.owner, deps.job_deps, job_id)
+    webhook = _checked_webhook(body.webhook, deps)
+    job = pipeline_jobs.create_job(url, options, req.owner, deps.job_deps, job_id, webhook)
     # With a given id, create_job returns whatever job already holds it (a racing POST
     # may have won): check that it is ours and the same request before starting it.
     _check_same_request(job, url, options, req.owner)
     deps.start_job(job.job_id)
     return _accepted(job, req)
+
+
+def _checked_webhook(url: str | None, deps: ApiDeps) -> str | None:
+    """A webhook URL passes the crawl's SSRF guard (and again when it is sent)."""
+    if url is None:
+        return None
+    if not deps.limits.webhooks:
+        raise ApiError(400, "invalid_input", "this service sends no webhooks")
+    if not url.startswith(("https://", "http://")):
+        raise ApiError(400, "invalid_input", "webhook: an http(s) URL is expected")
+    deps.check_url(url)
+    return url
 
 
 def _check_json_body(req: ApiRequest, max_bytes: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, BinaryIO, cast
 from urllib.parse import quote
 
@@ -20,12 +21,25 @@ _FORBIDDEN = ("AccessDenied", "403", "Forbidden")
 
 
 class S3BlobStore:
-    def __init__(self, client: Any, bucket: str, part_size: int = 8 * 1024 * 1024) -> None:
+    """``refresh``: ``(prefix, after_s)`` pairs. A read of an object under ``prefix``
+    older than ``after_s`` copies it onto itself, which restarts its lifecycle clock:
+    S3 expires cache objects by age since their last write, and a job's page record
+    points at the markdown cache's document (``stored.py``), so a document a job reads
+    must outlive the job (``after_s`` leaves days of margin before the expiry)."""
+
+    def __init__(
+        self,
+        client: Any,
+        bucket: str,
+        part_size: int = 8 * 1024 * 1024,
+        refresh: tuple[tuple[str, float], ...] = (),
+    ) -> None:
         if part_size < MIN_PART_SIZE:
             raise ValueError(f"S3 parts (but the last) must be at least {MIN_PART_SIZE} bytes")
         self._client = client
         self._bucket = bucket
         self._part_size = part_size
+        self._refresh = refresh
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         call(
@@ -38,7 +52,29 @@ class S3BlobStore:
 
     def get(self, key: str) -> bytes | None:
         answer = self._unless_missing(self._client.get_object, key)
-        return None if answer is None else cast(bytes, answer["Body"].read())
+        if answer is None:
+            return None
+        data = cast(bytes, answer["Body"].read())
+        if self._too_old(key, answer.get("LastModified")):
+            self._rewrite(key, answer.get("ContentType") or "application/octet-stream")
+        return data
+
+    def _too_old(self, key: str, written: datetime | None) -> bool:
+        if written is None:
+            return False
+        age = (datetime.now(UTC) - written).total_seconds()
+        return any(key.startswith(prefix) and age > after for prefix, after in self._refresh)
+
+    def _rewrite(self, key: str, content_type: str) -> None:
+        """The object copied onto itself (same bytes, a new last-modified date)."""
+        call(
+            self._client.copy_object,
+            Bucket=self._bucket,
+            Key=key,
+            CopySource={"Bucket": self._bucket, "Key": key},
+            MetadataDirective="REPLACE",
+            ContentType=content_type,
+        )
 
     def exists(self, key: str) -> bool:
         return self._unless_missing(self._client.head_object, key) is not None

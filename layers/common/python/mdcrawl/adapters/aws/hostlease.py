@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...errors import FetchTimeout
+from ...fetch import RobotsCache
 from ...models import FetchResult
 from ...names import TTL_ATTRIBUTE
 from .calls import call_if
@@ -100,8 +101,12 @@ class LeasedFetcher:
     robots.txt is asked once per host per invocation (the inner fetcher caches it):
     only that first ask takes a slot."""
 
-    def __init__(self, inner: Any, leases: HostLeases, limit: int) -> None:
+    def __init__(
+        self, inner: Any, leases: HostLeases, limit: int, robots: RobotsCache | None = None
+    ) -> None:
         self._inner, self._leases, self._limit = inner, leases, limit
+        self._robots = robots  # the inner fetcher's robots.txt cache (robots.py): no
+        # request, so no slot, when it already holds the site's robots.txt
         self._robots_known: set[str] = set()
         self._robots_locks: dict[str, asyncio.Lock] = {}
 
@@ -117,12 +122,20 @@ class LeasedFetcher:
         # A batch asks for its URLs at once: the first ask fetches robots.txt (holding a
         # slot), the others wait for it and are answered from the inner fetcher's copy.
         async with self._robots_locks.setdefault(host, asyncio.Lock()):
-            if host not in self._robots_known:
+            if host not in self._robots_known and not await self._robots_cached(url):
                 async with self._leases.hold(host, self._limit):
                     answer = bool(await self._inner.allowed(url))
                 self._robots_known.add(host)
                 return answer
+            self._robots_known.add(host)
         return bool(await self._inner.allowed(url))
+
+    async def _robots_cached(self, url: str) -> bool:
+        if self._robots is None:
+            return False
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}".lower()
+        return await asyncio.to_thread(self._robots.get, origin) is not None
 
     async def sitemap_urls(self, start_url: str) -> list[str]:
         async with self._leases.hold(_host(start_url), self._limit):

@@ -65,13 +65,20 @@ class DynamoDbJobStore:
 
     def update(self, job_id: str, **fields: Any) -> None:
         """Set attributes; ``status`` is refused here (only ``transition`` moves it)."""
+        self.update_adding(job_id, {}, **fields)
+
+    def update_adding(self, job_id: str, deltas: dict[str, int], **fields: Any) -> None:
+        """``update`` and ``add_counters`` in one write (adapters/aws/counters.py)."""
         if "status" in fields:
             raise ValueError("status changes go through transition(), which guards them")
         check_job_fields(fields)
-        if not fields:
+        unknown = set(deltas) - set(COUNTER_FIELDS)
+        if unknown:
+            raise ValueError(f"not counters: {sorted(unknown)}")
+        if not fields and not deltas:
             return
         expr = Expr()
-        self._update_existing(job_id, expr, expr.update(set_=_stored(fields)))
+        self._update_existing(job_id, expr, expr.update(set_=_stored(fields), add=deltas))
 
     def add_counters(self, job_id: str, **deltas: int) -> Counters:
         unknown = set(deltas) - set(COUNTER_FIELDS)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...names import Table
+from ...names import BlobPrefix, Table
 from ...ports import Clock
 from .blobs import S3BlobStore
 from .cache import DEFAULT_KEEP_S, DynamoDbContentCache
@@ -58,19 +58,26 @@ def aws_stores(
     s3 = _client(session_or_clients, "s3")
     clock = clock if clock is not None else SystemClock()
     names = dict(table_names)
-    blobs = S3BlobStore(s3, bucket)
+    blobs = S3BlobStore(
+        s3, bucket, refresh=((BlobPrefix.CACHE_MARKDOWN.value, refresh_after(cache_keep_s)),)
+    )
     return AwsStores(
         jobs=DynamoDbJobStore(dynamodb, names[Table.JOBS], clock, retention_s),
         frontier=DynamoDbFrontier(dynamodb, names[Table.FRONTIER], clock, retention_s),
-        cache=DynamoDbContentCache(
-            dynamodb, names[Table.CACHE], keep_s=cache_keep_s, blobs=blobs
-        ),
+        cache=DynamoDbContentCache(dynamodb, names[Table.CACHE], keep_s=cache_keep_s, blobs=blobs),
         pages=DynamoDbPageStore(dynamodb, names[Table.PAGES], clock, retention_s),
         events=DynamoDbEventLog(dynamodb, names[Table.EVENTS], retention_s),
         connections=DynamoDbConnectionStore(dynamodb, names[Table.CONNECTIONS], clock),
         blobs=blobs,
         clock=clock,
     )
+
+
+def refresh_after(keep_s: float) -> float:
+    """How old a markdown cache document may be when a job reads it before it is
+    rewritten: S3 expires it ``keep_s`` after its last write, and the job must still
+    find it at finalize (hours later at most): two days of margin, or half its life."""
+    return max(keep_s - 2 * 86400.0, keep_s / 2)
 
 
 def _client(session_or_clients: Any, service: str) -> Any:
