@@ -12,7 +12,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mdcrawl.runtime.aws import AwsRuntime, OrchestratorPorts, run_step
+from mdcrawl.pipeline.steps import StepPorts, run_step
+from mdcrawl.runtime.aws import AwsRuntime
 
 logger = Logger()
 tracer = Tracer()
@@ -20,7 +21,7 @@ metrics = Metrics()
 RUNTIME = AwsRuntime()  # builds nothing until the first task
 
 
-def handle(event: dict[str, Any], ports: OrchestratorPorts, remaining_ms: int) -> dict[str, Any]:
+def handle(event: dict[str, Any], ports: StepPorts, remaining_ms: int) -> dict[str, Any]:
     return run_step(event, ports, remaining_ms)
 
 

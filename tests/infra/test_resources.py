@@ -123,9 +123,9 @@ def test_timeouts_nest_budget_over_orchestrator_over_crawler(synth: Synth) -> No
 
 
 def test_runtime_slice_margin_agrees_with_the_function_timeouts() -> None:
-    """runtime/aws.py stops an orchestrator slice early enough to wait out one crawler
+    """pipeline/steps.py stops an orchestrator slice early enough to wait out one crawler
     call; that only holds with the timeouts this stack sets."""
-    from mdcrawl.runtime import aws
+    from mdcrawl.pipeline import steps as aws
 
     assert FUNCTIONS["crawler"].timeout_s == aws.CRAWLER_TIMEOUT_S
     assert FUNCTIONS["orchestrator"].timeout_s > aws.SLICE_SAFETY_MARGIN_S

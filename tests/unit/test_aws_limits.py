@@ -16,8 +16,9 @@ from mdcrawl.adapters.aws.limits import (
 from mdcrawl.adapters.aws.payloads import to_data
 from mdcrawl.models import CrawledPage, CrawlOptions, FrontierItem, Scope, UrlState
 from mdcrawl.netguard import AddressGuard
+from mdcrawl.pipeline.batch import scoped_response
 from mdcrawl.ports import CrawlOutcome, CrawlRequest, CrawlResponse
-from mdcrawl.runtime.aws import CrawlerPorts, scoped_response
+from mdcrawl.runtime.aws import CrawlerPorts
 
 from tests.support.aws import LambdaHandlers, create_function, moto_clients
 

@@ -60,7 +60,7 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
     try:
         converted = converted_page(page, deps.blobs, state.template, rules)
     except ConversionFailed as exc:
-        return _record_failure(page, exc, deps)
+        return record_failure(page, exc, deps)
     key = job_key(page.job_id, f"pages/{page.url_hash}.md")
     _store_page(deps.blobs, key, converted)
     record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
@@ -190,7 +190,7 @@ def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str, template: 
     )
 
 
-def _record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) -> PageRecord:
+def record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) -> PageRecord:
     record = PageRecord(
         job_id=page.job_id,
         url=page.final_url,
