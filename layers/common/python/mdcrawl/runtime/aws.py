@@ -9,41 +9,27 @@ one does no I/O, so a handler module may create it at import time.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..adapters.aws.announce import AnnouncingEventLog
-from ..adapters.aws.apikeys import ApiKeyChecker
-from ..adapters.aws.fanout import FanOutEventLog
-from ..adapters.aws.finalizing import s3_finalize_session
-from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
-from ..adapters.aws.invoker import LambdaInvoker
-from ..adapters.aws.pusher import ApiGatewayPusher
-from ..adapters.aws.spill import answer_of
-from ..adapters.aws.starter import StepFunctionsStarter
 from ..adapters.aws.stores import AwsStores, aws_stores
-from ..fetch import HttpxFetcher
 from ..names import TABLE_ENV, EnvVar, Table
-from ..netguard import AddressGuard
-from ..pipeline.batch import crawl_within
-from ..pipeline.crawl import CrawlDeps
-from ..pipeline.finalize import FinalizeDeps
-from ..pipeline.jobs import JobDeps
-from ..pipeline.orchestrate import OrchestratorDeps
-from ..pipeline.process import ProcessDeps
-from ..pipeline.recover import RecoverDeps
-from ..pipeline.steps import StepPorts
-from ..ports import CrawlRequest, CrawlResponse, EventLog
-from ..service.deps import ApiDeps, WsDeps
-from ..service.models import ServiceLimits
+
+if TYPE_CHECKING:
+    from ..adapters.aws.apikeys import ApiKeyChecker
+    from ..adapters.aws.crawling import CrawlerPorts
+    from ..netguard import AddressGuard
+    from ..pipeline.process import ProcessDeps
+    from ..pipeline.steps import StepPorts
+    from ..ports import EventLog
+    from ..service.deps import ApiDeps, WsDeps
+    from ..service.models import ServiceLimits
 
 
 class AwsSettings(BaseModel):
@@ -103,6 +89,8 @@ class AwsSettings(BaseModel):
 
     @property
     def limits(self) -> ServiceLimits:
+        from ..service.models import ServiceLimits
+
         return ServiceLimits(
             max_pages=self.max_pages, budget_s=self.budget_seconds, concurrency=self.concurrency
         )
@@ -115,43 +103,18 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
-class CrawlerPorts:
-    cache: Any
-    blobs: Any
-    clock: Any
-    guard: AddressGuard
-    leases: HostLeases | None = None
-
-    @contextlib.asynccontextmanager
-    async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
-        """A fetcher for this batch's options and scope, behind the SSRF guard (the
-        httpx client belongs to one event loop: one per invocation), holding a shared
-        per-host slot for every request (``hostlease``: the job's concurrency holds
-        across crawler invocations and jobs)."""
-        async with HttpxFetcher(request.options, scope=request.scope, guard=self.guard) as f:
-            fetcher: Any = f
-            if self.leases is not None:
-                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency)
-            yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
-
-    async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
-        """The batch's outcomes, answered ``batch.CRAWL_STOP_MARGIN_S`` before the
-        invocation's time (``time_left_s``) ends."""
-        async with self.deps_for(request) as deps:
-            return await crawl_within(request, deps, time_left_s)
-
-    def answer(self, response: CrawlResponse) -> dict[str, Any]:
-        return answer_of(response, self.blobs)
-
-
-@dataclass(frozen=True)
 class WebSocketPorts:
     ws: WsDeps
     keys: ApiKeyChecker
 
 
 class AwsRuntime:
-    """Lazily built ports for every function; one per container."""
+    """Lazily built ports for every function; one per container.
+
+    Each function's property imports that function's adapters and steps when it is
+    first used, not at module import: a Lambda container runs one function, and its
+    cold start then loads only what that function needs (``python -m bench.coldstart``),
+    not the converter, httpx and the assembly for every handler."""
 
     def __init__(
         self,
@@ -182,10 +145,15 @@ class AwsRuntime:
 
     @cached_property
     def guard(self) -> AddressGuard:
+        from ..netguard import AddressGuard
+
         return AddressGuard(self.settings.allow_networks)
 
     @cached_property
     def ws(self) -> WsDeps:
+        from ..adapters.aws.pusher import ApiGatewayPusher
+        from ..service.deps import WsDeps
+
         st = self.stores
         client = self.session.client(
             "apigatewaymanagementapi", endpoint_url=self.settings.require("websocket_endpoint")
@@ -196,6 +164,9 @@ class AwsRuntime:
     def live_events(self) -> EventLog:
         """The event log, fanning each new event out when a WebSocket API is configured
         and announcing terminal events when an EventBridge bus is."""
+        from ..adapters.aws.announce import AnnouncingEventLog
+        from ..adapters.aws.fanout import FanOutEventLog
+
         events: EventLog = self.stores.events
         if self.settings.websocket_endpoint:
             events = FanOutEventLog(events, lambda: self.ws)
@@ -207,6 +178,9 @@ class AwsRuntime:
 
     @cached_property
     def api(self) -> ApiDeps:
+        from ..adapters.aws.starter import StepFunctionsStarter
+        from ..service.deps import ApiDeps
+
         st, s = self.stores, self.settings
         starter = StepFunctionsStarter(
             self.session.client("stepfunctions"), s.require("state_machine_arn")
@@ -225,11 +199,23 @@ class AwsRuntime:
 
     @cached_property
     def websocket(self) -> WebSocketPorts:
+        from ..adapters.aws.apikeys import ApiKeyChecker
+
         keys = ApiKeyChecker(self.session.client("apigateway"), self.settings.usage_plan_id)
         return WebSocketPorts(self.ws, keys)
 
     @cached_property
     def orchestrator(self) -> StepPorts:
+        from botocore.config import Config
+
+        from ..adapters.aws.finalizing import s3_finalize_session
+        from ..adapters.aws.invoker import LambdaInvoker
+        from ..pipeline.finalize import FinalizeDeps
+        from ..pipeline.jobs import JobDeps
+        from ..pipeline.orchestrate import OrchestratorDeps
+        from ..pipeline.recover import RecoverDeps
+        from ..pipeline.steps import StepPorts
+
         st, s = self.stores, self.settings
         # The crawler may run up to its 60 s timeout: wait longer than that, and never let
         # botocore re-send an invoke on its own (a second crawl of the same batch).
@@ -259,11 +245,16 @@ class AwsRuntime:
 
     @cached_property
     def crawler(self) -> CrawlerPorts:
+        from ..adapters.aws.crawling import CrawlerPorts
+        from ..adapters.aws.hostlease import HostLeases
+
         st, s = self.stores, self.settings
         leases = HostLeases(self.session.client("dynamodb"), s.tables[Table.CACHE])
         return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases)
 
     @cached_property
     def processor(self) -> ProcessDeps:
+        from ..pipeline.process import ProcessDeps
+
         st = self.stores
         return ProcessDeps(st.blobs, st.pages, st.jobs, self.live_events, st.clock)
