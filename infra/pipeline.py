@@ -66,6 +66,12 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # is another request), S3 put. 60 s is above that deadline with room for robots and
     # storage, and below the orchestrator's slice so a slice can always wait for it.
     "crawler": FunctionSpec(memory_mb=512, timeout_s=60),
+    # Finalize (assembly of the outputs), its own task: reads every page's markdown
+    # (prefetched concurrently), may convert pages again with the settled template
+    # (CPU: 1,769 MB is one full vCPU) and streams docs.md and pages.zip to S3. 15
+    # minutes, Lambda's maximum, holds a 10,000-page job; each "wait" turn while pages
+    # are still processed returns in well under a second.
+    "finalizer": FunctionSpec(memory_mb=1769, timeout_s=900),
     # HTML -> markdown: single-threaded CPU (lxml, readability, markdownify). 1,769 MB is
     # one full vCPU: latency is best and cost is flat (shorter runs at higher price).
     # 60 s covers a 10 MB page, the fetch size cap.
@@ -122,7 +128,11 @@ class Pipeline(Construct):
         }
         self._grant(storage)
         self.state_machine = JobStateMachine(
-            self, "Jobs", orchestrator=self.functions["orchestrator"], settings=settings
+            self,
+            "Jobs",
+            orchestrator=self.functions["orchestrator"],
+            finalizer=self.functions["finalizer"],
+            settings=settings,
         ).machine
         api = self.functions["api"]
         api.add_environment(EnvVar.STATE_MACHINE_ARN, self.state_machine.state_machine_arn)
@@ -250,7 +260,7 @@ class Pipeline(Construct):
         table_access(role["websocket"], t[Table.CONNECTIONS], (*READ, "PutItem", "BatchWriteItem"))
         table_access(role["websocket"], t[Table.EVENTS], ("Query",))
         table_access(role["websocket"], t[Table.JOBS], ("GetItem",))
-        # orchestrator: the job, its queue, its events, pages (finalize), fan-out.
+        # orchestrator: the job, its queue, its events, failure records of URLs, fan-out.
         table_access(role["orchestrator"], t[Table.JOBS], (*READ, *WRITE))
         table_access(
             role["orchestrator"],
@@ -259,11 +269,9 @@ class Pipeline(Construct):
             indexes=[FRONTIER_PENDING_INDEX],
         )
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
-        # Recovery of fetched-but-unrecorded pages: page records (failure records) and the
-        # cache entry that names a page's body.
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
-        table_access(role["orchestrator"], t[Table.CACHE], ("GetItem",))
-        for name in ("api", "orchestrator", "processor"):
+        self._grant_finalizer(storage)
+        for name in ("api", "orchestrator", "finalizer", "processor"):
             # Read subscribers, forget connections that went away (Query + BatchWriteItem).
             table_access(
                 role[name],
@@ -274,10 +282,8 @@ class Pipeline(Construct):
         bucket_access(
             role["orchestrator"],
             b,
-            read=[jobs_prefix, BlobPrefix.CACHE_LINKS.value],
-            write=[jobs_prefix],
-            why="Finalize reads the pages' markdown and writes docs.md, llms.txt and the "
-            "manifest; recovery reads cache entries (a long link list lives in S3).",
+            read=[jobs_prefix],
+            why="The orchestrator reads a crawler answer spilled to S3 (over 6 MB).",
         )
         role["orchestrator"].add_to_principal_policy(
             iam.PolicyStatement(
@@ -287,12 +293,12 @@ class Pipeline(Construct):
         )
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
-        # api (cancel) and orchestrator (complete, fail) end jobs: they announce it on
-        # the account's default EventBridge bus.
+        # api (cancel), orchestrator (fail) and finalizer (complete, cancel) end jobs:
+        # they announce it on the account's default EventBridge bus.
         bus = cdk.Stack.of(self).format_arn(
             service="events", resource="event-bus", resource_name=DEFAULT_EVENT_BUS
         )
-        for name in ("api", "orchestrator"):
+        for name in ("api", "orchestrator", "finalizer"):
             role[name].add_to_principal_policy(
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[bus])
             )
@@ -329,6 +335,41 @@ class Pipeline(Construct):
             why="The processor reads a cached body or markdown and the job's template, and "
             "writes the page's markdown.",
         )
+
+
+    def _grant_finalizer(self, storage: Storage) -> None:
+        """finalizer: the job (complete it, heartbeat), its queue (owed records, rehand
+        counts), pages and events; recovery of fetched-but-unrecorded pages reads the
+        cache entry that names a page's body and hands the page to the processor."""
+        t, b, f = storage.tables, storage.bucket, self.functions
+        role = f["finalizer"].role
+        assert role is not None
+        table_access(role, t[Table.JOBS], ("GetItem", "UpdateItem"))
+        table_access(role, t[Table.FRONTIER], ("Query", "UpdateItem"))
+        table_access(role, t[Table.EVENTS], ("Query", "PutItem"))
+        table_access(role, t[Table.PAGES], ("Query", "PutItem"))
+        table_access(role, t[Table.CACHE], ("GetItem",))
+        bucket_access(
+            role,
+            b,
+            read=[
+                BlobPrefix.JOBS.value,
+                BlobPrefix.CACHE_LINKS.value,
+                BlobPrefix.CACHE_BODIES.value,
+                BlobPrefix.CACHE_MARKDOWN.value,
+            ],
+            write=[BlobPrefix.JOBS.value, BlobPrefix.CACHE_MARKDOWN.value],
+            why="Finalize reads the pages' markdown (and converts a page again with the "
+            "settled template from its cached body, through the markdown cache) and writes "
+            "docs.md, pages.zip, llms.txt and the manifest; recovery reads cache entries' "
+            "link lists.",
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"], resources=[f["processor"].function_arn]
+            )
+        )
+        f["finalizer"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
 
 
 def _retention(days: int) -> int:

@@ -28,7 +28,7 @@ class MdcrawlStack(cdk.Stack):
             handler=fns["websocket"],
             usage_plan=rest.usage_plan,
             # api: cancelling a queued job announces job.cancelled itself.
-            pushers=[fns["api"], fns["orchestrator"], fns["processor"]],
+            pushers=[fns["api"], fns["orchestrator"], fns["finalizer"], fns["processor"]],
         )
         # Execution logging on the WebSocket stage needs the account's CloudWatch role too.
         account = rest.api.node.try_find_child("Account")

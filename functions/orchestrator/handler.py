@@ -1,8 +1,8 @@
-"""The job's state machine tasks: ``{"step": "orchestrate"|"finalize"|"fail", "job_id"}``.
+"""The job's state machine tasks: ``{"step": "orchestrate"|"fail", "job_id"}``.
 
 orchestrate runs one slice (until the queue drains, the budget ends or this Lambda's
-time nears its end) and answers continue/finalize/done; finalize answers wait/done;
-fail marks the job failed. The frontier in DynamoDB is the checkpoint between calls.
+time nears its end) and answers continue/finalize/done; fail marks the job failed. The
+frontier in DynamoDB is the checkpoint between calls. Finalize is the finalizer function.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mdcrawl.pipeline.steps import StepPorts, run_step
+from mdcrawl.pipeline.steps import OrchestratorPorts, run_step
 from mdcrawl.runtime.aws import AwsRuntime
 
 logger = Logger()
@@ -21,7 +21,7 @@ metrics = Metrics()
 RUNTIME = AwsRuntime()  # builds nothing until the first task
 
 
-def handle(event: dict[str, Any], ports: StepPorts, remaining_ms: int) -> dict[str, Any]:
+def handle(event: dict[str, Any], ports: OrchestratorPorts, remaining_ms: int) -> dict[str, Any]:
     return run_step(event, ports, remaining_ms)
 
 

@@ -78,12 +78,25 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER, FRONTIER_PENDING_INDEX): ddb("Query"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query", "PutItem"),
+        **CONNECTIONS_PUSH,
+        JOBS: {"s3:GetObject"},  # a crawler answer spilled to S3
+        BUCKET: {"s3:ListBucket"},
+        "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
+        "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
+        BUS: {"events:PutEvents"},
+    },
+    "Finalizer": {
+        table(Table.JOBS): ddb("GetItem", "UpdateItem"),
+        table(Table.FRONTIER): ddb("Query", "UpdateItem"),
+        table(Table.EVENTS): ddb("Query", "PutItem"),
+        table(Table.PAGES): ddb("Query", "PutItem"),
         table(Table.CACHE): ddb("GetItem"),
         **CONNECTIONS_PUSH,
         JOBS: {"s3:GetObject", *PUT},
+        BODIES: {"s3:GetObject"},
+        MARKDOWN: {"s3:GetObject", *PUT},
         LINKS: {"s3:GetObject"},
         BUCKET: {"s3:ListBucket"},
-        "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
         "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
         BUS: {"events:PutEvents"},
     },
@@ -112,8 +125,8 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     },
 }
 # Roles that read objects: each read is an existence check, so S3 must answer 404.
-LISTS_BUCKET = {"Api": True, "Websocket": False, "Orchestrator": True, "Crawler": True,
-                "Processor": True}
+LISTS_BUCKET = {"Api": True, "Websocket": False, "Orchestrator": True, "Finalizer": True,
+                "Crawler": True, "Processor": True}
 
 
 def statements_of(synth: Synth, role_label: str) -> list[dict[str, Any]]:
@@ -168,7 +181,9 @@ def test_roles_use_no_managed_policies_and_no_admin_wildcards(synth: Synth) -> N
             assert not any(a == "*" or a.endswith(":*") for a in actions), st
 
 
-def test_state_machine_role_invokes_only_the_orchestrator(synth: Synth) -> None:
+def test_state_machine_role_invokes_only_the_orchestrator_and_finalizer(synth: Synth) -> None:
     found = grants(statements_of(synth, "PipelineJobsMachineRole"))
     invokes = {r for r, actions in found.items() if "lambda:InvokeFunction" in actions}
-    assert invokes == {"<PipelineOrchestrator.Arn>", "<PipelineOrchestrator.Arn>:*"}
+    assert invokes == {
+        f"<Pipeline{fn}.Arn>{suffix}" for fn in ("Orchestrator", "Finalizer") for suffix in ("", ":*")
+    }

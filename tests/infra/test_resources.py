@@ -120,6 +120,8 @@ def test_timeouts_nest_budget_over_orchestrator_over_crawler(synth: Synth) -> No
     # ...and a slice can always wait out one crawler invocation.
     assert fns["crawler"]["Timeout"] < fns["orchestrator"]["Timeout"]
     assert fns["api"]["Timeout"] <= 29 and fns["websocket"]["Timeout"] <= 29
+    # Assembly has its own function, with Lambda's longest timeout, not a slice's.
+    assert fns["finalizer"]["Timeout"] == 900 > fns["orchestrator"]["Timeout"]
 
 
 def test_runtime_slice_margin_agrees_with_the_function_timeouts() -> None:
@@ -136,6 +138,7 @@ def test_function_specific_environment(synth: Synth) -> None:
     assert render(env["api"][EnvVar.STATE_MACHINE_ARN]) == "<PipelineJobsMachine>"
     assert render(env["orchestrator"][EnvVar.CRAWLER_FUNCTION]) == "<PipelineCrawler>"
     assert render(env["orchestrator"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
+    assert render(env["finalizer"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
     assert render(env["websocket"][EnvVar.USAGE_PLAN_ID]) == "<RestApiUsagePlan>"
     for name in ("websocket", "orchestrator", "processor"):
         assert render(env[name][EnvVar.WEBSOCKET_ENDPOINT]).startswith("https://<WebSocketApi>.")

@@ -38,6 +38,7 @@ ROLE_LABELS = {
     "api": "PipelineApiRole",
     "websocket": "PipelineWebsocketRole",
     "orchestrator": "PipelineOrchestratorRole",
+    "finalizer": "PipelineFinalizerRole",
     "crawler": "PipelineCrawlerRole",
     "processor": "PipelineProcessorRole",
 }
@@ -82,7 +83,9 @@ class Names:
 
     tables: dict[str, Table]
     bucket: str
-    functions: tuple[str, ...] = ("api", "websocket", "orchestrator", "crawler", "processor")
+    functions: tuple[str, ...] = (
+        "api", "websocket", "orchestrator", "finalizer", "crawler", "processor"
+    )
 
     def table_arn(self, name: str) -> str:
         table = self.tables[name]

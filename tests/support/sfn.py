@@ -42,7 +42,7 @@ from tests.support.aws import LambdaHandlers, MotoAws, WsRecorder, create_functi
 from tests.support.iam import CallRecorder, Names, running_as
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("api", "websocket", "orchestrator", "crawler", "processor")
+FUNCTIONS = ("api", "websocket", "orchestrator", "finalizer", "crawler", "processor")
 WS_API_ID, STAGE = "wsapi12345", "prod"
 WS_ENDPOINT = f"https://{WS_API_ID}.execute-api.us-east-1.amazonaws.com/{STAGE}"
 POWERTOOLS_ENV = {

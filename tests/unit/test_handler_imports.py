@@ -23,6 +23,8 @@ NOT_NEEDED = {
     "websocket": CONVERTER | PARSER | ASSEMBLY | HTTP | {"mdcrawl.service.rest"},
     "crawler": CONVERTER | ASSEMBLY | {"mdcrawl.service.rest"},
     "processor": HTTP | ASSEMBLY | {"mdcrawl.service.rest"},
+    "orchestrator": CONVERTER | ASSEMBLY | HTTP | {"mdcrawl.service.rest"},
+    "finalizer": HTTP | {"mdcrawl.service.rest"},
 }
 
 

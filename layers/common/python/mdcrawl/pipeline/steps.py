@@ -1,11 +1,11 @@
-"""The job's workflow steps, as the state machine calls them: one payload
-``{"step": "orchestrate"|"finalize"|"fail", "job_id", ...}`` in, ``{"job_id", "next"}`` out.
+"""The orchestrator's workflow steps, as the state machine calls them: one payload
+``{"step": "orchestrate"|"fail", "job_id", ...}`` in, ``{"job_id", "next"}`` out.
 
 A runtime that runs the pipeline as separate tasks (the AWS state machine) calls
-``run_step``; each step is the pipeline's own function (``orchestrate``, ``finalize``,
-``fail``) plus what a task boundary needs around it: a slice that stops before the
-task's time ends, leases of a slice that died given back, pages the process step never
-recorded handed to it again (``rehand.py``), and a person's sentence for a workflow error.
+``run_step``; each step is the pipeline's own function (``orchestrate``, ``fail``) plus
+what a task boundary needs around it: a slice that stops before the task's time ends,
+leases of a slice that died given back, and a person's sentence for a workflow error.
+Finalize is a task of its own, with its own time (``finalize_task.py``).
 """
 
 from __future__ import annotations
@@ -14,19 +14,14 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..assemble import OutputOpener
 from ..models import UrlState
 from ..ports import Frontier
-from .finalize import WAIT, FinalizeDeps, fail, finalize
-from .jobs import JobDeps, get_job
+from .jobs import JobDeps, fail, get_job
 from .orchestrate import DONE, OrchestratorDeps, Tuning, orchestrate
-from .recover import RecoverDeps
-from .rehand import RehandDeps, reprocess_if_stuck
 
 log = logging.getLogger(__name__)
 
@@ -37,50 +32,28 @@ SLICE_SAFETY_MARGIN_S = CRAWLER_TIMEOUT_S + 10.0
 
 
 @dataclass(frozen=True)
-class FinalizeIO:
-    """Where one finalize run reads and writes: its deps (the blob store may prefetch),
-    the opener of each output and where each output ends up (``finalize``'s arguments)."""
-
-    deps: FinalizeDeps
-    open_output: OutputOpener
-    output_key: Callable[[str], str] | None = None
-
-
-# A runtime's way of running one finalize: a context that yields its FinalizeIO, makes
-# the outputs visible when the block ends normally and discards them when it raises.
-FinalizeSession = Callable[[str, FinalizeDeps], AbstractContextManager[FinalizeIO]]
-
-
-@dataclass(frozen=True)
-class StepPorts:
+class OrchestratorPorts:
     orchestrate: OrchestratorDeps
-    finalize: FinalizeDeps
-    recover: RecoverDeps
     job: JobDeps
-    finalize_session: FinalizeSession
-
-    @property
-    def rehand(self) -> RehandDeps:
-        f = self.finalize
-        return RehandDeps(f, self.recover, self.orchestrate.frontier, self.orchestrate.invoker)
 
 
-def run_step(event: Mapping[str, Any], ports: StepPorts, remaining_ms: int) -> dict[str, Any]:
-    """``{"step": "orchestrate"|"finalize"|"fail", "job_id", ...}`` -> ``{"job_id", "next"}``."""
+def run_step(
+    event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
+) -> dict[str, Any]:
+    """``{"step": "orchestrate"|"fail", "job_id", ...}`` -> ``{"job_id", "next"}``
+    (``finalize`` is a task of its own: ``finalize_task.run_finalize``)."""
     step, job_id = event.get("step"), event.get("job_id")
     if not isinstance(job_id, str) or not job_id:
         raise ValueError("the state machine input has no job_id")
     if step == "orchestrate":
         return {"job_id": job_id, "next": orchestrate_step(job_id, ports, remaining_ms)}
-    if step == "finalize":
-        return {"job_id": job_id, "next": finalize_step(job_id, ports)}
     if step == "fail":
         fail(job_id, ports.job, describe_error(event.get("error")))
         return {"job_id": job_id, "next": DONE}
     raise ValueError(f"unknown step {step!r}")
 
 
-def orchestrate_step(job_id: str, ports: StepPorts, remaining_ms: int) -> str:
+def orchestrate_step(job_id: str, ports: OrchestratorPorts, remaining_ms: int) -> str:
     """One slice: leases of a dead slice back first, then claim until the slice's end."""
     deps = ports.orchestrate
     reclaimed = reclaim_dead_leases(job_id, deps.frontier, deps.clock.now())
@@ -111,15 +84,6 @@ def reclaim_dead_leases(
         return 0
     # Every lease was taken at or before now, so it expires by now + lease_s.
     return frontier.reclaim_expired(job_id, now + tuning.lease_s + 1, tuning.max_attempts)
-
-
-def finalize_step(job_id: str, ports: StepPorts) -> str:
-    """Finalize through the runtime's session; while it waits, re-hand stuck pages."""
-    with ports.finalize_session(job_id, ports.finalize) as io:
-        answer = finalize(job_id, io.deps, io.open_output, io.output_key)
-    if answer == WAIT:
-        reprocess_if_stuck(job_id, ports.rehand)
-    return answer
 
 
 def describe_error(error: Any) -> str:

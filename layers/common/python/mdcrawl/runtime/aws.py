@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from ..adapters.aws.apikeys import ApiKeyChecker
     from ..adapters.aws.crawling import CrawlerPorts
     from ..netguard import AddressGuard
+    from ..pipeline.finalize_task import FinalizerPorts
     from ..pipeline.process import ProcessDeps
-    from ..pipeline.steps import StepPorts
+    from ..pipeline.steps import OrchestratorPorts
     from ..ports import EventLog
     from ..service.deps import ApiDeps, WsDeps
     from ..service.models import ServiceLimits
@@ -205,16 +206,13 @@ class AwsRuntime:
         return WebSocketPorts(self.ws, keys)
 
     @cached_property
-    def orchestrator(self) -> StepPorts:
+    def orchestrator(self) -> OrchestratorPorts:
         from botocore.config import Config
 
-        from ..adapters.aws.finalizing import s3_finalize_session
         from ..adapters.aws.invoker import LambdaInvoker
-        from ..pipeline.finalize import FinalizeDeps
         from ..pipeline.jobs import JobDeps
         from ..pipeline.orchestrate import OrchestratorDeps
-        from ..pipeline.recover import RecoverDeps
-        from ..pipeline.steps import StepPorts
+        from ..pipeline.steps import OrchestratorPorts
 
         st, s = self.stores, self.settings
         # The crawler may run up to its 60 s timeout: wait longer than that, and never let
@@ -222,25 +220,50 @@ class AwsRuntime:
         lambda_client = self.session.client(
             "lambda", config=Config(read_timeout=75, retries={"total_max_attempts": 1})
         )
-        # Queuing a processor event is safe to repeat (processing is idempotent): the
-        # standard retry mode rides out Lambda's throttling of the Invoke API.
-        event_client = self.session.client(
-            "lambda", config=Config(retries={"mode": "standard", "total_max_attempts": 5})
-        )
         invoker = LambdaInvoker(
             lambda_client,
             s.require("crawler_function"),
             s.require("processor_function"),
             blobs=st.blobs,
-            event_client=event_client,
+            event_client=self._event_client,
         )
         events = self.live_events
-        return StepPorts(
+        return OrchestratorPorts(
             orchestrate=OrchestratorDeps(st.jobs, st.frontier, events, st.pages, invoker, st.clock),
+            job=JobDeps(st.jobs, st.frontier, events, st.clock),
+        )
+
+    @cached_property
+    def finalizer(self) -> FinalizerPorts:
+        from ..adapters.aws.finalizing import s3_finalize_session
+        from ..adapters.aws.invoker import LambdaInvoker
+        from ..pipeline.finalize import FinalizeDeps
+        from ..pipeline.finalize_task import FinalizerPorts
+        from ..pipeline.recover import RecoverDeps
+
+        st, s = self.stores, self.settings
+        # The finalizer only hands pages to the processor again (no crawls): no crawler.
+        invoker = LambdaInvoker(
+            self._event_client, "", s.require("processor_function"), blobs=st.blobs
+        )
+        events = self.live_events
+        return FinalizerPorts(
             finalize=FinalizeDeps(st.jobs, st.frontier, st.pages, st.blobs, events, st.clock),
             recover=RecoverDeps(st.frontier, st.pages, st.cache),
-            job=JobDeps(st.jobs, st.frontier, events, st.clock),
-            finalize_session=s3_finalize_session,
+            frontier=st.frontier,
+            invoker=invoker,
+            session=s3_finalize_session,
+        )
+
+    @cached_property
+    def _event_client(self) -> Any:
+        """Lambda client for async (Event) invokes: queuing a processor event is safe to
+        repeat (processing is idempotent), so the standard retry mode rides out Lambda's
+        throttling of the Invoke API."""
+        from botocore.config import Config
+
+        return self.session.client(
+            "lambda", config=Config(retries={"mode": "standard", "total_max_attempts": 5})
         )
 
     @cached_property

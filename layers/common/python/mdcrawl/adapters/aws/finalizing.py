@@ -1,4 +1,4 @@
-"""One finalize run on S3 (``steps.FinalizeSession``): the pages' markdown prefetched
+"""One finalize run on S3 (``finalize_task.FinalizeSession``): the pages' markdown prefetched
 concurrently in reading order (``prefetch.py``), page files packed into ``pages.zip``
 (``packing.py``: one upload, not one PUT each) and every other output streamed to its
 own object through a multipart upload. Outputs become visible when the run ends
@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 from ...names import job_key
 from ...pipeline.finalize import FinalizeDeps
-from ...pipeline.steps import FinalizeIO
+from ...pipeline.finalize_task import FinalizeIO
 from ...ports import PageStore
 from .packing import PagePacker
 from .prefetch import PrefetchedBlobs
