@@ -10,6 +10,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
+from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -72,12 +73,17 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # minutes, Lambda's maximum, holds a 10,000-page job; each "wait" turn while pages
     # are still processed returns in well under a second.
     "finalizer": FunctionSpec(memory_mb=1769, timeout_s=900),
+    # New events (the events table's stream) -> WebSocket subscribers: waits on
+    # DynamoDB and API Gateway only. A batch of 100 events is a few pushes per subscriber.
+    "fanout": FunctionSpec(memory_mb=256, timeout_s=60),
     # HTML -> markdown: single-threaded CPU (lxml, readability, markdownify). 1,769 MB is
     # one full vCPU: latency is best and cost is flat (shorter runs at higher price).
     # 60 s covers a 10 MB page, the fetch size cap.
     "processor": FunctionSpec(memory_mb=1769, timeout_s=60),
 }
 DEFAULT_EVENT_BUS = "default"
+FAN_OUT_BATCH = 100  # stream records per fan-out invocation
+FAN_OUT_RETRIES = 3
 SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
 
 
@@ -127,6 +133,7 @@ class Pipeline(Construct):
             name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()
         }
         self._grant(storage)
+        self._fan_out_events(storage)
         self.state_machine = JobStateMachine(
             self,
             "Jobs",
@@ -271,14 +278,6 @@ class Pipeline(Construct):
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
         self._grant_finalizer(storage)
-        for name in ("api", "orchestrator", "finalizer", "processor"):
-            # Read subscribers, forget connections that went away (Query + BatchWriteItem).
-            table_access(
-                role[name],
-                t[Table.CONNECTIONS],
-                ("Query", "BatchWriteItem"),
-                indexes=[CONNECTIONS_JOB_INDEX],
-            )
         bucket_access(
             role["orchestrator"],
             b,
@@ -336,6 +335,41 @@ class Pipeline(Construct):
             "writes the page's markdown.",
         )
 
+
+    def _fan_out_events(self, storage: Storage) -> None:
+        """The one path of live events: the events table's stream -> the fan-out
+        function, one batch per shard at a time (a job's events are one partition, so
+        they reach it in seq order) -> the job's subscribers. The functions that append
+        events only write them."""
+        fn = self.functions["fanout"]
+        fn.add_event_source(
+            sources.DynamoEventSource(
+                storage.tables[Table.EVENTS],
+                starting_position=lambda_.StartingPosition.LATEST,
+                batch_size=FAN_OUT_BATCH,
+                # One batch of a shard at a time, retried before any later record: order.
+                parallelization_factor=1,
+                bisect_batch_on_error=False,
+                retry_attempts=FAN_OUT_RETRIES,
+                # A subscriber that misses events sees a gap and re-subscribes; stale
+                # progress is not worth delivering late.
+                max_record_age=cdk.Duration.hours(1),
+                # Inserts only: the TTL's removals are no events.
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {"eventName": lambda_.FilterRule.is_equal("INSERT")}
+                    )
+                ],
+            )
+        )
+        # Read a job's subscribers, forget connections that went away (a connection's
+        # items are found by Query and deleted by BatchWriteItem).
+        table_access(
+            fn.role,  # type: ignore[arg-type]
+            storage.tables[Table.CONNECTIONS],
+            ("Query", "BatchWriteItem"),
+            indexes=[CONNECTIONS_JOB_INDEX],
+        )
 
     def _grant_finalizer(self, storage: Storage) -> None:
         """finalizer: the job (complete it, heartbeat), its queue (owed records, rehand

@@ -140,8 +140,10 @@ def test_function_specific_environment(synth: Synth) -> None:
     assert render(env["orchestrator"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
     assert render(env["finalizer"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
     assert render(env["websocket"][EnvVar.USAGE_PLAN_ID]) == "<RestApiUsagePlan>"
-    for name in ("websocket", "orchestrator", "processor"):
+    for name in ("websocket", "fanout"):  # replay on subscribe; live events
         assert render(env[name][EnvVar.WEBSOCKET_ENDPOINT]).startswith("https://<WebSocketApi>.")
+    for name in ("api", "orchestrator", "finalizer", "processor"):  # they only write events
+        assert EnvVar.WEBSOCKET_ENDPOINT.value not in env[name], name
 
 
 def test_processor_failures_go_to_the_dlq_after_retries(synth: Synth) -> None:
@@ -299,3 +301,19 @@ def test_rest_routes_are_the_openapi_operations() -> None:
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert documented == set(REST_ROUTES)
+
+
+def test_live_events_flow_from_the_events_stream_to_the_fanout_function(synth: Synth) -> None:
+    """One ordered path: the events table's stream, one batch per shard at a time, into
+    the fan-out function; inserts only (a TTL removal is no event)."""
+    tables = {label(k): v["Properties"] for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()}
+    streamed = {name for name, props in tables.items() if "StreamSpecification" in props}
+    assert streamed == {"StorageEvents"}
+    assert tables["StorageEvents"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (mapping,) = [m["Properties"] for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()]
+    assert render(mapping["FunctionName"]) == "<PipelineFanout>"
+    assert render(mapping["EventSourceArn"]) == "<StorageEvents.StreamArn>"
+    assert mapping["ParallelizationFactor"] == 1 and mapping["StartingPosition"] == "LATEST"
+    assert mapping["BisectBatchOnFunctionError"] is False and mapping["MaximumRetryAttempts"] >= 1
+    (pattern,) = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern == {"eventName": ["INSERT"]}

@@ -39,6 +39,7 @@ ROLE_LABELS = {
     "websocket": "PipelineWebsocketRole",
     "orchestrator": "PipelineOrchestratorRole",
     "finalizer": "PipelineFinalizerRole",
+    "fanout": "PipelineFanoutRole",
     "crawler": "PipelineCrawlerRole",
     "processor": "PipelineProcessorRole",
 }
@@ -84,7 +85,7 @@ class Names:
     tables: dict[str, Table]
     bucket: str
     functions: tuple[str, ...] = (
-        "api", "websocket", "orchestrator", "finalizer", "crawler", "processor"
+        "api", "websocket", "orchestrator", "finalizer", "crawler", "processor", "fanout"
     )
 
     def table_arn(self, name: str) -> str:

@@ -25,6 +25,7 @@ NOT_NEEDED = {
     "processor": HTTP | ASSEMBLY | {"mdcrawl.service.rest"},
     "orchestrator": CONVERTER | ASSEMBLY | HTTP | {"mdcrawl.service.rest"},
     "finalizer": HTTP | {"mdcrawl.service.rest"},
+    "fanout": CONVERTER | PARSER | ASSEMBLY | HTTP | {"mdcrawl.service.rest"},
 }
 
 

@@ -163,14 +163,12 @@ class AwsRuntime:
 
     @cached_property
     def live_events(self) -> EventLog:
-        """The event log, fanning each new event out when a WebSocket API is configured
-        and announcing terminal events when an EventBridge bus is."""
+        """The event log, announcing terminal events when an EventBridge bus is
+        configured. Appending only writes: the events table's stream feeds the fan-out
+        function, which pushes new events to subscribers in order (``fanout``)."""
         from ..adapters.aws.announce import AnnouncingEventLog
-        from ..adapters.aws.fanout import FanOutEventLog
 
         events: EventLog = self.stores.events
-        if self.settings.websocket_endpoint:
-            events = FanOutEventLog(events, lambda: self.ws)
         if self.settings.event_bus:
             events = AnnouncingEventLog(
                 events, self.session.client("events"), self.settings.event_bus
@@ -190,13 +188,18 @@ class AwsRuntime:
             jobs=st.jobs,
             frontier=st.frontier,
             pages=st.pages,
-            events=self.live_events,  # a queued job's job.cancelled is pushed from here
+            events=self.live_events,  # a queued job's job.cancelled is announced
             blobs=st.blobs,
             clock=st.clock,
             start_job=lambda job_id: starter.start(job_id, {"job_id": job_id}),
             check_url=self.guard.check_url,
             limits=s.limits,
         )
+
+    @cached_property
+    def fanout(self) -> WsDeps:
+        """The fan-out function: a job's subscribers and the pusher."""
+        return self.ws
 
     @cached_property
     def websocket(self) -> WebSocketPorts:
