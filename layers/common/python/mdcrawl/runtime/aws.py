@@ -16,10 +16,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..adapters.aws.stores import AwsStores, aws_stores
-from ..names import TABLE_ENV, EnvVar, Table
+from ..names import Table
+from .settings import AwsSettings
 
 if TYPE_CHECKING:
     from ..adapters.aws.apikeys import ApiKeyChecker
@@ -30,77 +30,6 @@ if TYPE_CHECKING:
     from ..pipeline.steps import OrchestratorPorts
     from ..ports import EventLog
     from ..service.deps import ApiDeps, WsDeps
-    from ..service.models import ServiceLimits
-
-
-class AwsSettings(BaseModel):
-    """Everything the functions read from the environment (set by infra/pipeline.py)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tables: dict[Table, str]
-    bucket: str
-    crawler_function: str = ""
-    processor_function: str = ""
-    state_machine_arn: str = ""
-    websocket_endpoint: str = ""
-    usage_plan_id: str = ""
-    event_bus: str = ""
-    allow_networks: tuple[str, ...] = ()
-    max_pages: int = Field(default=2000, ge=1)
-    budget_seconds: float = Field(default=300.0, gt=0)
-    concurrency: int = Field(default=8, ge=1)
-    retention_days: float = Field(default=7.0, gt=0)
-    # How long a cache entry outlives its freshness (its validators still make the next
-    # fetch a conditional GET); S3 expires cache/ objects after the same number of days.
-    cache_retention_days: float = Field(default=30.0, gt=0)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> AwsSettings:
-        def get(var: EnvVar) -> str | None:
-            value = environ.get(var.value)
-            return value.strip() if value is not None and value.strip() else None
-
-        missing = [env.value for env in (*TABLE_ENV.values(), EnvVar.BUCKET) if not get(env)]
-        if missing:
-            raise RuntimeError(f"environment variables not set: {', '.join(missing)}")
-        raw: dict[str, Any] = {
-            "tables": {table: get(env) for table, env in TABLE_ENV.items()},
-            "bucket": get(EnvVar.BUCKET),
-            "crawler_function": get(EnvVar.CRAWLER_FUNCTION),
-            "processor_function": get(EnvVar.PROCESSOR_FUNCTION),
-            "state_machine_arn": get(EnvVar.STATE_MACHINE_ARN),
-            "websocket_endpoint": get(EnvVar.WEBSOCKET_ENDPOINT),
-            "usage_plan_id": get(EnvVar.USAGE_PLAN_ID),
-            "event_bus": get(EnvVar.EVENT_BUS),
-            "allow_networks": _split(get(EnvVar.ALLOW_NETWORKS)),
-            "max_pages": get(EnvVar.MAX_PAGES),
-            "budget_seconds": get(EnvVar.BUDGET_SECONDS),
-            "concurrency": get(EnvVar.CONCURRENCY),
-            "retention_days": get(EnvVar.RETENTION_DAYS),
-            "cache_retention_days": get(EnvVar.CACHE_RETENTION_DAYS),
-        }
-        return cls.model_validate({k: v for k, v in raw.items() if v is not None})
-
-    def require(self, name: str) -> str:
-        value = getattr(self, name)
-        if not value:
-            raise RuntimeError(f"setting {name!r} is not configured for this function")
-        return str(value)
-
-    @property
-    def limits(self) -> ServiceLimits:
-        from ..service.models import ServiceLimits
-
-        return ServiceLimits(
-            max_pages=self.max_pages, budget_s=self.budget_seconds, concurrency=self.concurrency
-        )
-
-
-def _split(value: str | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,9 @@ from ...names import job_key
 from ...pipeline.finalize import FinalizeDeps
 from ...pipeline.finalize_task import FinalizeIO
 from ...ports import PageStore
+from ...service.results import content_type
 from .packing import PagePacker
 from .prefetch import PrefetchedBlobs
-
-OUTPUT_TYPES = {
-    ".md": "text/markdown; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".jsonl": "application/x-ndjson",
-}
 
 
 @contextlib.contextmanager
@@ -47,6 +42,4 @@ def markdown_keys(job_id: str, pages: PageStore) -> list[str]:
 
 
 def open_output(blobs: Any, job_id: str, name: str) -> AbstractContextManager[BinaryIO]:
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    content_type = OUTPUT_TYPES.get(suffix, "application/octet-stream")
-    return blobs.writer(job_key(job_id, name), content_type)  # type: ignore[no-any-return]
+    return blobs.writer(job_key(job_id, name), content_type(name))  # type: ignore[no-any-return]
