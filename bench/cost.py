@@ -45,7 +45,10 @@ PRICES = {
     "logs_ingest_gb": 0.50,
 }
 # What infra/pipeline.py gives each function (MB).
-MEMORY_MB = {"api": 512, "websocket": 256, "orchestrator": 512, "crawler": 512, "processor": 1769}
+MEMORY_MB = {
+    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 512,
+    "processor": 1769, "fanout": 256,
+}
 LOG_BYTES_PER_INVOCATION = 600  # START/END/REPORT lines plus one structured line
 
 

@@ -10,6 +10,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
+from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -67,12 +68,23 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # is another request), S3 put. 60 s is above that deadline with room for robots and
     # storage, and below the orchestrator's slice so a slice can always wait for it.
     "crawler": FunctionSpec(memory_mb=512, timeout_s=60),
+    # Finalize (assembly of the outputs), its own task: reads every page's markdown
+    # (prefetched concurrently), may convert pages again with the settled template
+    # (CPU: 1,769 MB is one full vCPU) and streams docs.md and pages.zip to S3. 15
+    # minutes, Lambda's maximum, holds a 10,000-page job; each "wait" turn while pages
+    # are still processed returns in well under a second.
+    "finalizer": FunctionSpec(memory_mb=1769, timeout_s=900),
+    # New events (the events table's stream) -> WebSocket subscribers: waits on
+    # DynamoDB and API Gateway only. A batch of 100 events is a few pushes per subscriber.
+    "fanout": FunctionSpec(memory_mb=256, timeout_s=60),
     # HTML -> markdown: single-threaded CPU (lxml, readability, markdownify). 1,769 MB is
     # one full vCPU: latency is best and cost is flat (shorter runs at higher price).
     # 60 s covers a 10 MB page, the fetch size cap.
     "processor": FunctionSpec(memory_mb=1769, timeout_s=60),
 }
 DEFAULT_EVENT_BUS = "default"
+FAN_OUT_BATCH = 100  # stream records per fan-out invocation
+FAN_OUT_RETRIES = 3
 SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
 
 
@@ -122,8 +134,13 @@ class Pipeline(Construct):
             name: self._function(name, spec, storage) for name, spec in FUNCTIONS.items()
         }
         self._grant(storage)
+        self._fan_out_events(storage)
         self.state_machine = JobStateMachine(
-            self, "Jobs", orchestrator=self.functions["orchestrator"], settings=settings
+            self,
+            "Jobs",
+            orchestrator=self.functions["orchestrator"],
+            finalizer=self.functions["finalizer"],
+            settings=settings,
         ).machine
         api = self.functions["api"]
         api.add_environment(EnvVar.STATE_MACHINE_ARN, self.state_machine.state_machine_arn)
@@ -249,7 +266,7 @@ class Pipeline(Construct):
         table_access(role["websocket"], t[Table.CONNECTIONS], (*READ, "PutItem", "BatchWriteItem"))
         table_access(role["websocket"], t[Table.EVENTS], ("Query",))
         table_access(role["websocket"], t[Table.JOBS], ("GetItem",))
-        # orchestrator: the job, its queue, its events, pages (finalize), fan-out.
+        # orchestrator: the job, its queue, its events, failure records of URLs, fan-out.
         table_access(role["orchestrator"], t[Table.JOBS], (*READ, *WRITE))
         table_access(
             role["orchestrator"],
@@ -258,32 +275,13 @@ class Pipeline(Construct):
             indexes=[FRONTIER_PENDING_INDEX],
         )
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
-        # Recovery of fetched-but-unrecorded pages: page records (failure records) and the
-        # cache entry that names a page's body.
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
-        table_access(role["orchestrator"], t[Table.CACHE], ("GetItem",))
-        for name in ("api", "orchestrator", "processor"):
-            # Read subscribers, forget connections that went away (Query + BatchWriteItem).
-            table_access(
-                role[name],
-                t[Table.CONNECTIONS],
-                ("Query", "BatchWriteItem"),
-                indexes=[CONNECTIONS_JOB_INDEX],
-            )
+        self._grant_finalizer(storage)
         bucket_access(
             role["orchestrator"],
             b,
-            read=[
-                jobs_prefix,
-                BlobPrefix.CACHE_LINKS.value,
-                BlobPrefix.CACHE_MARKDOWN.value,
-                BlobPrefix.CACHE_BODIES.value,
-            ],
-            write=[jobs_prefix, BlobPrefix.CACHE_MARKDOWN.value],
-            why="Finalize reads the pages' markdown (the markdown cache's documents the "
-            "records point at), converts again from the cached body a page converted "
-            "before the site template settled, and writes docs.md, llms.txt and the "
-            "manifest; recovery reads cache entries (a long link list lives in S3).",
+            read=[jobs_prefix],
+            why="The orchestrator reads a crawler answer spilled to S3 (over 6 MB).",
         )
         role["orchestrator"].add_to_principal_policy(
             iam.PolicyStatement(
@@ -293,12 +291,12 @@ class Pipeline(Construct):
         )
         f["orchestrator"].add_environment(EnvVar.CRAWLER_FUNCTION, f["crawler"].function_name)
         f["orchestrator"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
-        # api (cancel) and orchestrator (complete, fail) end jobs: they announce it on
-        # the account's default EventBridge bus.
+        # api (cancel), orchestrator (fail) and finalizer (complete, cancel) end jobs:
+        # they announce it on the account's default EventBridge bus.
         bus = cdk.Stack.of(self).format_arn(
             service="events", resource="event-bus", resource_name=DEFAULT_EVENT_BUS
         )
-        for name in ("api", "orchestrator"):
+        for name in ("api", "orchestrator", "finalizer"):
             role[name].add_to_principal_policy(
                 iam.PolicyStatement(actions=["events:PutEvents"], resources=[bus])
             )
@@ -335,6 +333,76 @@ class Pipeline(Construct):
             why="The processor reads a cached body or markdown and the job's template, and "
             "writes the page's markdown.",
         )
+
+
+    def _fan_out_events(self, storage: Storage) -> None:
+        """The one path of live events: the events table's stream -> the fan-out
+        function, one batch per shard at a time (a job's events are one partition, so
+        they reach it in seq order) -> the job's subscribers. The functions that append
+        events only write them."""
+        fn = self.functions["fanout"]
+        fn.add_event_source(
+            sources.DynamoEventSource(
+                storage.tables[Table.EVENTS],
+                starting_position=lambda_.StartingPosition.LATEST,
+                batch_size=FAN_OUT_BATCH,
+                # One batch of a shard at a time, retried before any later record: order.
+                parallelization_factor=1,
+                bisect_batch_on_error=False,
+                retry_attempts=FAN_OUT_RETRIES,
+                # A subscriber that misses events sees a gap and re-subscribes; stale
+                # progress is not worth delivering late.
+                max_record_age=cdk.Duration.hours(1),
+                # Inserts only: the TTL's removals are no events.
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {"eventName": lambda_.FilterRule.is_equal("INSERT")}
+                    )
+                ],
+            )
+        )
+        # Read a job's subscribers, forget connections that went away (a connection's
+        # items are found by Query and deleted by BatchWriteItem).
+        table_access(
+            fn.role,  # type: ignore[arg-type]
+            storage.tables[Table.CONNECTIONS],
+            ("Query", "BatchWriteItem"),
+            indexes=[CONNECTIONS_JOB_INDEX],
+        )
+
+    def _grant_finalizer(self, storage: Storage) -> None:
+        """finalizer: the job (complete it, heartbeat), its queue (owed records, rehand
+        counts), pages and events; recovery of fetched-but-unrecorded pages reads the
+        cache entry that names a page's body and hands the page to the processor."""
+        t, b, f = storage.tables, storage.bucket, self.functions
+        role = f["finalizer"].role
+        assert role is not None
+        table_access(role, t[Table.JOBS], ("GetItem", "UpdateItem"))
+        table_access(role, t[Table.FRONTIER], ("Query", "UpdateItem"))
+        table_access(role, t[Table.EVENTS], ("Query", "PutItem"))
+        table_access(role, t[Table.PAGES], ("Query", "PutItem"))
+        table_access(role, t[Table.CACHE], ("GetItem",))
+        bucket_access(
+            role,
+            b,
+            read=[
+                BlobPrefix.JOBS.value,
+                BlobPrefix.CACHE_LINKS.value,
+                BlobPrefix.CACHE_BODIES.value,
+                BlobPrefix.CACHE_MARKDOWN.value,
+            ],
+            write=[BlobPrefix.JOBS.value, BlobPrefix.CACHE_MARKDOWN.value],
+            why="Finalize reads the pages' markdown (and converts a page again with the "
+            "settled template from its cached body, through the markdown cache) and writes "
+            "docs.md, pages.zip, llms.txt and the manifest; recovery reads cache entries' "
+            "link lists.",
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"], resources=[f["processor"].function_arn]
+            )
+        )
+        f["finalizer"].add_environment(EnvVar.PROCESSOR_FUNCTION, f["processor"].function_name)
 
 
 def _retention(days: int) -> int:

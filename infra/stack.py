@@ -29,8 +29,9 @@ class MdcrawlStack(cdk.Stack):
             settings=settings,
             handler=fns["websocket"],
             usage_plan=rest.usage_plan,
-            # api: cancelling a queued job announces job.cancelled itself.
-            pushers=[fns["api"], fns["orchestrator"], fns["processor"]],
+            # Live events reach subscribers only through the fan-out function (the
+            # events table's stream); the functions that append events do not push.
+            pushers=[fns["fanout"]],
         )
         # Execution logging on the WebSocket stage needs the account's CloudWatch role too.
         account = rest.api.node.try_find_child("Account")

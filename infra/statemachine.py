@@ -1,5 +1,6 @@
-"""The job's state machine: plain Task/Choice/Wait/Fail/Succeed states over one Lambda
-(the orchestrator), so moto's interpreter can run the synthesized definition.
+"""The job's state machine: plain Task/Choice/Wait/Fail/Succeed states over two Lambdas
+(the orchestrator; Finalize on the finalizer), so moto's interpreter can run the
+synthesized definition.
 
     Orchestrate --continue--> Orchestrate        (a slice per call; the frontier is the checkpoint)
                 --finalize--> Finalize --wait--> WaitForProcessing --> Finalize
@@ -59,7 +60,13 @@ EVENT_RETRY_ATTEMPTS = 8
 
 class JobStateMachine(Construct):
     def __init__(
-        self, scope: Construct, id: str, *, orchestrator: lambda_.IFunction, settings: Settings
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        orchestrator: lambda_.IFunction,
+        finalizer: lambda_.IFunction,
+        settings: Settings,
     ) -> None:
         super().__init__(scope, id)
         self._orchestrator = orchestrator
@@ -78,8 +85,12 @@ class JobStateMachine(Construct):
             {"step": "orchestrate", "job_id.$": "$.job_id"},
             result_path="$.orchestrate",
         )
+        # Finalize runs in its own function (15 min): assembly outlasts a slice.
         finalize = self._invoke(
-            "Finalize", {"step": "finalize", "job_id.$": "$.job_id"}, result_path="$.finalize"
+            "Finalize",
+            {"step": "finalize", "job_id.$": "$.job_id"},
+            result_path="$.finalize",
+            function=finalizer,
         )
         for task in (orchestrate, finalize):
             task.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
@@ -129,12 +140,13 @@ class JobStateMachine(Construct):
         )
         self.ended_badly = self._catch_executions_that_end_badly()
         role = self.machine.role
-        acknowledge(
-            role,
-            f"AwsSolutions-IAM5[Resource::{nag_token(role, orchestrator.function_arn)}:*]",
-            "Added by the LambdaInvoke task for versions/aliases of the orchestrator; the "
-            "machine invokes no other function.",
-        )
+        for fn in (orchestrator, finalizer):
+            acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::{nag_token(role, fn.function_arn)}:*]",
+                "Added by the LambdaInvoke task for versions/aliases of the orchestrator "
+                "and the finalizer; the machine invokes no other function.",
+            )
         acknowledge(
             role,
             "AwsSolutions-IAM5[Resource::*]",
@@ -183,12 +195,17 @@ class JobStateMachine(Construct):
         return rule
 
     def _invoke(
-        self, name: str, payload: dict[str, str], *, result_path: str
+        self,
+        name: str,
+        payload: dict[str, str],
+        *,
+        result_path: str,
+        function: lambda_.IFunction | None = None,
     ) -> tasks.LambdaInvoke:
         task = tasks.LambdaInvoke(
             self,
             name,
-            lambda_function=self._orchestrator,
+            lambda_function=function or self._orchestrator,
             payload=sfn.TaskInput.from_object(payload),
             # The Task's Resource is the function ARN: the result is the handler's return
             # value itself, no {"Payload": ...} envelope.

@@ -44,6 +44,7 @@ class Storage(Construct):
             sort_key=_attr(spec.sk),
             billing=ddb.Billing.on_demand(),
             time_to_live_attribute=TTL_ATTRIBUTE if spec.ttl else None,
+            dynamo_stream=ddb.StreamViewType.NEW_IMAGE if spec.stream else None,
             point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=spec.point_in_time_recovery
             ),

@@ -13,9 +13,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
+from mdcrawl.adapters.aws.announce import EVENT_SOURCE, TERMINAL_EVENTS
 from mdcrawl.models import EventType
 from mdcrawl.names import EnvVar
-from mdcrawl.runtime.aws import EVENT_SOURCE, TERMINAL_EVENTS
 
 from .nag import acknowledge
 

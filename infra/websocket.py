@@ -64,7 +64,7 @@ class WebSocketApi(Construct):
         self._access_logs()
         handler.add_environment(EnvVar.USAGE_PLAN_ID, usage_plan.usage_plan_id)
         self._key_check(handler, usage_plan)
-        for fn in (handler, *pushers):  # subscribe replays the backlog; the others push live
+        for fn in (handler, *pushers):  # subscribe replays the backlog; fan-out pushes live
             self._manage(fn)
             fn.add_environment(EnvVar.WEBSOCKET_ENDPOINT, self.stage.callback_url)
         acknowledge(

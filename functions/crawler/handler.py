@@ -9,10 +9,11 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mdcrawl.adapters.aws.crawling import CrawlerPorts
 from mdcrawl.adapters.aws.payloads import from_data
 from mdcrawl.models import UrlState
 from mdcrawl.ports import CrawlRequest
-from mdcrawl.runtime.aws import AwsRuntime, CrawlerPorts
+from mdcrawl.runtime.aws import AwsRuntime
 
 logger = Logger()
 tracer = Tracer()

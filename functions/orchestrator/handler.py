@@ -1,21 +1,24 @@
-"""The job's state machine tasks: ``{"step": "orchestrate"|"finalize"|"fail", "job_id"}``,
-and EventBridge's ``{"step": "notify", "job_id", "event"}`` (the job's webhook).
+"""The job's state machine tasks: ``{"step": "orchestrate"|"fail", "job_id"}``, and
+EventBridge's ``{"step": "notify", "job_id", "event"}`` (the job's webhook).
 
 orchestrate runs one slice (until the queue drains, the budget ends or this Lambda's
-time nears its end) and answers continue/finalize/done; finalize answers wait/done;
-fail marks the job failed. The frontier in DynamoDB is the checkpoint between calls.
+time nears its end) and answers continue/finalize/done; fail marks the job failed. The
+frontier in DynamoDB is the checkpoint between calls. Finalize is the finalizer function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from mdcrawl.pipeline.notify import NotifyDeps
-from mdcrawl.runtime.aws import AwsRuntime, OrchestratorPorts, run_step
+from mdcrawl.pipeline.steps import OrchestratorPorts, run_step
+from mdcrawl.runtime.aws import AwsRuntime
+
+if TYPE_CHECKING:
+    from mdcrawl.pipeline.notify import NotifyDeps
 
 logger = Logger()
 tracer = Tracer()

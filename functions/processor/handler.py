@@ -1,6 +1,6 @@
 """One fetched page (invoked asynchronously): HTML -> markdown in S3, its record, counters
 and event. Idempotent: a redelivered event changes nothing twice. New events reach the
-job's WebSocket subscribers as they are appended (``runtime.aws.FanOutEventLog``)."""
+job's WebSocket subscribers through the events table's stream (the fanout function)."""
 
 from __future__ import annotations
 

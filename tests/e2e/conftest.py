@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from mdcrawl.service.ws import EventCursor, Verdict
+from mdcrawl.service.ws import EventCursor, Verdict, events_in
 
 from tests.support.iam import check_calls, role_statements
 from tests.support.server import RunningServer, serve_directory
@@ -72,17 +72,21 @@ class Subscriber:
         self.stack.ws.open.discard(self.connection_id)
 
     def pump(self) -> list[dict[str, Any]]:
+        if self.stack.stream is not None:
+            self.stack.stream.drain()  # what the stream holds reaches the fan-out first
         messages = self.stack.ws.messages[self.connection_id]
         while self.read < len(messages):
             message = json.loads(messages[self.read])
             self.read += 1
-            if "seq" not in message:
+            if message.get("type") != "events":
                 self.other.append(message)
                 continue
-            verdict = self.cursor.accept(message)
-            if verdict is Verdict.DELIVER:
-                self.events.append(message)
-            elif verdict is Verdict.RESYNC:
-                self.resyncs += 1
-                self.subscribe(self.job_id)
+            for event in events_in(message):
+                verdict = self.cursor.accept(event)
+                if verdict is Verdict.DELIVER:
+                    self.events.append(event)
+                elif verdict is Verdict.RESYNC:
+                    self.resyncs += 1
+                    self.subscribe(self.job_id)
+                    break
         return self.events

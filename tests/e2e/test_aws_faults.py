@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from mdcrawl.models import JobStatus, PageStatus, UrlState
-from mdcrawl.runtime import aws as aws_runtime
+from mdcrawl.pipeline import rehand
 
 from tests.e2e.conftest import Subscriber
 from tests.e2e.test_aws_pipeline import start_job
@@ -240,7 +240,7 @@ def test_a_page_that_kills_the_processor_every_time_fails_alone(
 ) -> None:
     """Re-handed to the processor a capped number of times, then recorded as failed
     (processor_failed): the job completes instead of waiting for its execution timeout."""
-    monkeypatch.setattr(aws_runtime, "REPROCESS_AFTER_S", 0.0)
+    monkeypatch.setattr(rehand, "REPROCESS_AFTER_S", 0.0)
     deliveries: Counter[str] = Counter()
 
     def dies_on_api(number: int, event: dict[str, Any]) -> None:
@@ -254,7 +254,7 @@ def test_a_page_that_kills_the_processor_every_time_fails_alone(
     finished(stack, job_id)
     assert stack.stores.jobs.get(job_id).status is JobStatus.COMPLETED
     (url,) = deliveries
-    assert deliveries[url] == 1 + aws_runtime.MAX_REHANDS
+    assert deliveries[url] == 1 + rehand.MAX_REHANDS
     records = {r.url: r for r in stack.stores.pages.list(job_id)}
     assert records[url].status is PageStatus.FAILED and records[url].reason == "processor_failed"
     failed = [e for e in stack.stores.events.after(job_id, 0, 10_000) if e.type == "page.failed"]

@@ -100,7 +100,8 @@ def test_reserved_concurrency_reaches_the_named_functions_only(tmp_path: Path) -
         and (props := res["Properties"]).get("Description", "").startswith("mdcrawl ")
     }
     assert reserved == {
-        "api": None, "websocket": None, "orchestrator": None, "crawler": 16, "processor": 40
+        "api": None, "websocket": None, "orchestrator": None, "finalizer": None, "crawler": 16,
+        "processor": 40, "fanout": None,
     }
     done = run_app(tmp_path / "bad", {**SKIP_BUNDLING, "reserved_concurrency": {"crawlr": 5}})
     assert done.returncode != 0 and "unknown functions ['crawlr']" in done.stderr

@@ -43,11 +43,13 @@ def ddb(*actions: str) -> set[str]:
 
 PUT = {"s3:PutObject", "s3:AbortMultipartUpload"}
 BUS = "arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/default"
+# Only the fan-out function pushes live events: the writers of events do not.
 CONNECTIONS_PUSH = {
     table(Table.CONNECTIONS): ddb("Query", "BatchWriteItem"),
     table(Table.CONNECTIONS, CONNECTIONS_JOB_INDEX): ddb("Query"),
     WS: {"execute-api:ManageConnections"},
 }
+EVENTS_STREAM = "<StorageEvents.StreamArn>"
 
 EXPECTED: dict[str, dict[str, set[str]]] = {
     "Api": {
@@ -56,7 +58,6 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER): ddb("BatchGetItem", "PutItem", "UpdateItem"),
         table(Table.EVENTS): ddb("GetItem", "Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query"),
-        **CONNECTIONS_PUSH,
         JOBS: {"s3:GetObject", *PUT},
         BUCKET: {"s3:ListBucket"},
         "<PipelineJobsMachine>": {"states:StartExecution"},
@@ -78,17 +79,24 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER, FRONTIER_PENDING_INDEX): ddb("Query"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query", "PutItem"),
-        table(Table.CACHE): ddb("GetItem"),
-        **CONNECTIONS_PUSH,
-        JOBS: {"s3:GetObject", *PUT},
-        LINKS: {"s3:GetObject"},
-        # finalize reads the markdown cache's documents the records point at, and
-        # converts again from the body a page converted before the template settled
-        MARKDOWN: {"s3:GetObject", *PUT},
-        BODIES: {"s3:GetObject"},
+        JOBS: {"s3:GetObject"},  # a crawler answer spilled to S3
         BUCKET: {"s3:ListBucket"},
         "<WebhooksSigningSecret>": {"secretsmanager:GetSecretValue"},  # the notify step
         "<PipelineCrawler.Arn>": {"lambda:InvokeFunction"},
+        "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
+        BUS: {"events:PutEvents"},
+    },
+    "Finalizer": {
+        table(Table.JOBS): ddb("GetItem", "UpdateItem"),
+        table(Table.FRONTIER): ddb("Query", "UpdateItem"),
+        table(Table.EVENTS): ddb("Query", "PutItem"),
+        table(Table.PAGES): ddb("Query", "PutItem"),
+        table(Table.CACHE): ddb("GetItem"),
+        JOBS: {"s3:GetObject", *PUT},
+        BODIES: {"s3:GetObject"},
+        MARKDOWN: {"s3:GetObject", *PUT},
+        LINKS: {"s3:GetObject"},
+        BUCKET: {"s3:ListBucket"},
         "<PipelineProcessor.Arn>": {"lambda:InvokeFunction"},
         BUS: {"events:PutEvents"},
     },
@@ -104,7 +112,6 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
-        **CONNECTIONS_PUSH,
         BODIES: {"s3:GetObject"},
         MARKDOWN: {"s3:GetObject", *PUT},
         JOBS: PUT,
@@ -116,9 +123,14 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         },
     },
 }
+EXPECTED["Fanout"] = {
+    **CONNECTIONS_PUSH,
+    # The event source mapping reads the stream with the function's role.
+    EVENTS_STREAM: ddb("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams"),
+}
 # Roles that read objects: each read is an existence check, so S3 must answer 404.
-LISTS_BUCKET = {"Api": True, "Websocket": False, "Orchestrator": True, "Crawler": True,
-                "Processor": True}
+LISTS_BUCKET = {"Api": True, "Websocket": False, "Orchestrator": True, "Finalizer": True,
+                "Crawler": True, "Processor": True, "Fanout": False}
 
 
 def statements_of(synth: Synth, role_label: str) -> list[dict[str, Any]]:
@@ -173,7 +185,9 @@ def test_roles_use_no_managed_policies_and_no_admin_wildcards(synth: Synth) -> N
             assert not any(a == "*" or a.endswith(":*") for a in actions), st
 
 
-def test_state_machine_role_invokes_only_the_orchestrator(synth: Synth) -> None:
+def test_state_machine_role_invokes_only_the_orchestrator_and_finalizer(synth: Synth) -> None:
     found = grants(statements_of(synth, "PipelineJobsMachineRole"))
     invokes = {r for r, actions in found.items() if "lambda:InvokeFunction" in actions}
-    assert invokes == {"<PipelineOrchestrator.Arn>", "<PipelineOrchestrator.Arn>:*"}
+    assert invokes == {
+        f"<Pipeline{fn}.Arn>{suffix}" for fn in ("Orchestrator", "Finalizer") for suffix in ("", ":*")
+    }

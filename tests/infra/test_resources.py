@@ -124,12 +124,14 @@ def test_timeouts_nest_budget_over_orchestrator_over_crawler(synth: Synth) -> No
     # ...and a slice can always wait out one crawler invocation.
     assert fns["crawler"]["Timeout"] < fns["orchestrator"]["Timeout"]
     assert fns["api"]["Timeout"] <= 29 and fns["websocket"]["Timeout"] <= 29
+    # Assembly has its own function, with Lambda's longest timeout, not a slice's.
+    assert fns["finalizer"]["Timeout"] == 900 > fns["orchestrator"]["Timeout"]
 
 
 def test_runtime_slice_margin_agrees_with_the_function_timeouts() -> None:
-    """runtime/aws.py stops an orchestrator slice early enough to wait out one crawler
+    """pipeline/steps.py stops an orchestrator slice early enough to wait out one crawler
     call; that only holds with the timeouts this stack sets."""
-    from mdcrawl.runtime import aws
+    from mdcrawl.pipeline import steps as aws
 
     assert FUNCTIONS["crawler"].timeout_s == aws.CRAWLER_TIMEOUT_S
     assert FUNCTIONS["orchestrator"].timeout_s > aws.SLICE_SAFETY_MARGIN_S
@@ -140,9 +142,12 @@ def test_function_specific_environment(synth: Synth) -> None:
     assert render(env["api"][EnvVar.STATE_MACHINE_ARN]) == "<PipelineJobsMachine>"
     assert render(env["orchestrator"][EnvVar.CRAWLER_FUNCTION]) == "<PipelineCrawler>"
     assert render(env["orchestrator"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
+    assert render(env["finalizer"][EnvVar.PROCESSOR_FUNCTION]) == "<PipelineProcessor>"
     assert render(env["websocket"][EnvVar.USAGE_PLAN_ID]) == "<RestApiUsagePlan>"
-    for name in ("websocket", "orchestrator", "processor"):
+    for name in ("websocket", "fanout"):  # replay on subscribe; live events
         assert render(env[name][EnvVar.WEBSOCKET_ENDPOINT]).startswith("https://<WebSocketApi>.")
+    for name in ("api", "orchestrator", "finalizer", "processor"):  # they only write events
+        assert EnvVar.WEBSOCKET_ENDPOINT.value not in env[name], name
 
 
 def test_processor_failures_go_to_the_dlq_after_retries(synth: Synth) -> None:
@@ -303,3 +308,19 @@ def test_rest_routes_are_the_openapi_operations() -> None:
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert documented == set(REST_ROUTES)
+
+
+def test_live_events_flow_from_the_events_stream_to_the_fanout_function(synth: Synth) -> None:
+    """One ordered path: the events table's stream, one batch per shard at a time, into
+    the fan-out function; inserts only (a TTL removal is no event)."""
+    tables = {label(k): v["Properties"] for k, v in synth.of_type("AWS::DynamoDB::GlobalTable").items()}
+    streamed = {name for name, props in tables.items() if "StreamSpecification" in props}
+    assert streamed == {"StorageEvents"}
+    assert tables["StorageEvents"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (mapping,) = [m["Properties"] for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()]
+    assert render(mapping["FunctionName"]) == "<PipelineFanout>"
+    assert render(mapping["EventSourceArn"]) == "<StorageEvents.StreamArn>"
+    assert mapping["ParallelizationFactor"] == 1 and mapping["StartingPosition"] == "LATEST"
+    assert mapping["BisectBatchOnFunctionError"] is False and mapping["MaximumRetryAttempts"] >= 1
+    (pattern,) = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern == {"eventName": ["INSERT"]}

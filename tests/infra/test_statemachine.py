@@ -10,7 +10,9 @@ from infra.statemachine import CRASH_ERRORS, SERVICE_ERRORS, STORE_ERRORS
 from .conftest import Synth
 
 TASKS = ("Orchestrate", "Finalize", "MarkFailed")
-PLACEHOLDER = "${function:orchestrator}"
+# Finalize runs in the finalizer function (its own 15-minute timeout), the rest in the
+# orchestrator.
+FUNCTION_OF = {"Orchestrate": "orchestrator", "Finalize": "finalizer", "MarkFailed": "orchestrator"}
 
 
 def test_only_plain_states_that_moto_interprets(synth: Synth) -> None:
@@ -24,8 +26,8 @@ def test_only_plain_states_that_moto_interprets(synth: Synth) -> None:
         "Fail",
         "Succeed",
     }
-    for name in TASKS:
-        assert asl["States"][name]["Resource"] == PLACEHOLDER  # payload-response-only invoke
+    for name in TASKS:  # payload-response-only invokes
+        assert asl["States"][name]["Resource"] == f"${{function:{FUNCTION_OF[name]}}}"
 
 
 def test_task_payloads(synth: Synth) -> None:
@@ -91,13 +93,14 @@ def test_logging_all_and_tracing(synth: Synth) -> None:
 
 
 def test_definition_json_substitutes_arns_and_shortens_waits(synth: Synth) -> None:
-    arn = "arn:aws:lambda:us-east-1:123456789012:function:orchestrator"
+    arns = {
+        fn: f"arn:aws:lambda:us-east-1:123456789012:function:{fn}"
+        for fn in ("orchestrator", "finalizer")
+    }
     asl = json.loads(
-        definition_json(
-            synth.template, {"orchestrator": arn}, wait_seconds=0, retry_interval_seconds=1
-        )
+        definition_json(synth.template, arns, wait_seconds=0, retry_interval_seconds=1)
     )
     for name in TASKS:
-        assert asl["States"][name]["Resource"] == arn
+        assert asl["States"][name]["Resource"] == arns[FUNCTION_OF[name]]
         assert asl["States"][name]["Retry"][0]["IntervalSeconds"] == 1
     assert all(s["Seconds"] == 0 for s in asl["States"].values() if s["Type"] == "Wait")

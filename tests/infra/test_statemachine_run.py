@@ -1,5 +1,5 @@
 """The synthesized definition runs under moto's Step Functions interpreter (the way the
-e2e test runs it), with a scripted stand-in for the orchestrator handler."""
+e2e test runs it), with scripted stand-ins for the orchestrator and finalizer handlers."""
 
 from __future__ import annotations
 
@@ -62,17 +62,18 @@ def run(synth: Synth, job_id: str) -> str:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("handler.py", "def lambda_handler(e, c): return e\n")
-    fn = boto3.client("lambda").create_function(
-        FunctionName="orchestrator",
-        Runtime="python3.13",
-        Role=role,
-        Handler="handler.lambda_handler",
-        Code={"ZipFile": buf.getvalue()},
-    )["FunctionArn"]
+    arns = {
+        name: boto3.client("lambda").create_function(
+            FunctionName=name,
+            Runtime="python3.13",
+            Role=role,
+            Handler="handler.lambda_handler",
+            Code={"ZipFile": buf.getvalue()},
+        )["FunctionArn"]
+        for name in ("orchestrator", "finalizer")
+    }
     sfn = boto3.client("stepfunctions")
-    definition = definition_json(
-        synth.template, {"orchestrator": fn}, wait_seconds=0, retry_interval_seconds=1
-    )
+    definition = definition_json(synth.template, arns, wait_seconds=0, retry_interval_seconds=1)
     machine = sfn.create_state_machine(name="jobs", definition=definition, roleArn=role)
     execution = sfn.start_execution(
         stateMachineArn=machine["stateMachineArn"], input=json.dumps({"job_id": job_id})
@@ -88,17 +89,22 @@ def test_orchestrate_loops_then_finalize_waits_then_succeeds(
     synth: Synth, aws: dict[str, Handler]
 ) -> None:
     answers = {"orchestrate": ["continue", "continue", "finalize"], "finalize": ["wait", "done"]}
-    calls: list[dict[str, Any]] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
 
-    def orchestrator(event: dict[str, Any]) -> dict[str, Any]:
-        calls.append(event)
-        return {"job_id": event["job_id"], "next": answers[event["step"]].pop(0)}
+    def stand_in(function: str) -> Handler:
+        def handler(event: dict[str, Any]) -> dict[str, Any]:
+            calls.append((function, event))
+            return {"job_id": event["job_id"], "next": answers[event["step"]].pop(0)}
 
-    aws["orchestrator"] = orchestrator
+        return handler
+
+    aws["orchestrator"], aws["finalizer"] = stand_in("orchestrator"), stand_in("finalizer")
     status = run(synth, "j1")
     assert status == "SUCCEEDED"
-    assert [c["step"] for c in calls] == ["orchestrate"] * 3 + ["finalize"] * 2
-    assert all(c["job_id"] == "j1" for c in calls)
+    assert [(f, c["step"]) for f, c in calls] == [("orchestrator", "orchestrate")] * 3 + [
+        ("finalizer", "finalize")
+    ] * 2
+    assert all(c["job_id"] == "j1" for _, c in calls)
 
 
 def test_a_failing_step_marks_the_job_failed(synth: Synth, aws: dict[str, Handler]) -> None:

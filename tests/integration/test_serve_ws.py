@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mdcrawl.service.ws import EventCursor, Verdict
+from mdcrawl.service.ws import EventCursor, Verdict, events_in
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -30,22 +30,24 @@ async def follow_once(
     url: str, job_id: str, cursor: EventCursor, delivered: list[dict[str, Any]], drop_at: int
 ) -> bool:
     """One connection: handle events until the job ends (True) or ``drop_at`` events have
-    been handled in all, when the connection is cut without a close handshake (False)."""
+    been handled in all, when the connection is cut without a close handshake (False):
+    the rest of that frame is lost with it."""
     sock = await connect(url)
     try:
         await subscribe(sock, job_id, cursor.last)
         async for text in sock:
-            message = json.loads(text)
-            verdict = cursor.accept(message)
-            if verdict is Verdict.RESYNC:
-                await subscribe(sock, job_id, cursor.last)
-            elif verdict is Verdict.DELIVER:
-                delivered.append(message)
-                if message["type"] in TERMINAL:
-                    return True
-                if len(delivered) == drop_at:
-                    sock.transport.abort()  # the network vanishes: no close frame
-                    return False
+            for event in events_in(json.loads(text)):  # a frame: several events, in order
+                verdict = cursor.accept(event)
+                if verdict is Verdict.RESYNC:
+                    await subscribe(sock, job_id, cursor.last)
+                    break
+                if verdict is Verdict.DELIVER:
+                    delivered.append(event)
+                    if event["type"] in TERMINAL:
+                        return True
+                    if len(delivered) >= drop_at:
+                        sock.transport.abort()  # the network vanishes: no close frame
+                        return False
         return False
     finally:
         with contextlib.suppress(ConnectionClosed, OSError):

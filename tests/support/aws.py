@@ -71,6 +71,7 @@ def create_table(client: Any, spec: TableSpec, name: str) -> None:
             {"AttributeName": n, "AttributeType": t} for n, t in attributes.items()
         ],
         **_indexes(spec),
+        **_stream(spec),
     )
     client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1})
     if spec.ttl:
@@ -85,6 +86,12 @@ def _key_schema(pk: Any, sk: Any) -> list[dict[str, str]]:
     if sk is not None:
         schema.append({"AttributeName": sk.name, "KeyType": "RANGE"})
     return schema
+
+
+def _stream(spec: TableSpec) -> dict[str, Any]:
+    if not spec.stream:
+        return {}
+    return {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}}
 
 
 def _indexes(spec: TableSpec) -> dict[str, Any]:

@@ -38,6 +38,8 @@ ROLE_LABELS = {
     "api": "PipelineApiRole",
     "websocket": "PipelineWebsocketRole",
     "orchestrator": "PipelineOrchestratorRole",
+    "finalizer": "PipelineFinalizerRole",
+    "fanout": "PipelineFanoutRole",
     "crawler": "PipelineCrawlerRole",
     "processor": "PipelineProcessorRole",
 }
@@ -85,7 +87,9 @@ class Names:
 
     tables: dict[str, Table]
     bucket: str
-    functions: tuple[str, ...] = ("api", "websocket", "orchestrator", "crawler", "processor")
+    functions: tuple[str, ...] = (
+        "api", "websocket", "orchestrator", "finalizer", "crawler", "processor", "fanout"
+    )
 
     def table_arn(self, name: str) -> str:
         table = self.tables[name]

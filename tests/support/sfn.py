@@ -34,15 +34,18 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from mdcrawl.names import TABLE_ENV, EnvVar, cap_env
+from mdcrawl.names import TABLE_ENV, EnvVar, Table, cap_env
 from mdcrawl.runtime.aws import AwsRuntime
 
 from infra.asl import definition_json, load_template
 from tests.support.aws import LambdaHandlers, MotoAws, WsRecorder, create_function, moto_clients
 from tests.support.iam import CallRecorder, Names, running_as
+from tests.support.stream import StreamPump
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("api", "websocket", "orchestrator", "crawler", "processor")
+FUNCTIONS = (
+    "api", "websocket", "orchestrator", "finalizer", "crawler", "processor", "fanout"
+)
 WS_API_ID, STAGE = "wsapi12345", "prod"
 WEBHOOK_SECRET = "offline-webhook-signing-secret"
 WS_ENDPOINT = f"https://{WS_API_ID}.execute-api.us-east-1.amazonaws.com/{STAGE}"
@@ -152,6 +155,7 @@ class OfflineStack:
     faults: Faults
     remaining_ms: dict[str, int]
     recorder: CallRecorder
+    stream: StreamPump | None = None  # the events table's stream -> the fanout function
     owner: str = "key-owner-1"
     api_key: str = "test-api-key-value-0123456789"
 
@@ -255,7 +259,13 @@ def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
         stack.owner = key["id"]
         for name in FUNCTIONS:
             handlers.handlers[name] = functools.partial(_dispatch, stack, name)
-        yield stack
+        stack.stream = StreamPump(
+            aws.session, aws.names[Table.EVENTS], lambda event: stack.invoke("fanout", event)
+        ).start()
+        try:
+            yield stack
+        finally:
+            stack.stream.stop()
 
 
 def _dispatch(stack: OfflineStack, name: str, event: dict[str, Any], _context: Any) -> Any:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from botocore.exceptions import ClientError
+from mdcrawl.adapters.aws.announce import AnnouncingEventLog
 from mdcrawl.models import Event, EventType
-from mdcrawl.runtime.aws import AnnouncingEventLog
 
 
 class Log:

@@ -4,7 +4,7 @@ so a reconnect storm does not hammer the API Gateway control plane."""
 from __future__ import annotations
 
 import pytest
-from mdcrawl.runtime.aws import ApiKeyChecker
+from mdcrawl.adapters.aws.apikeys import ApiKeyChecker
 
 from tests.support.aws import moto_clients
 

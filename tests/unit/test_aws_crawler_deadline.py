@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mdcrawl.adapters.aws.crawling import CrawlerPorts
 from mdcrawl.adapters.aws.stores import aws_stores
 from mdcrawl.models import CrawlOptions, FrontierItem, UrlState
 from mdcrawl.netguard import AddressGuard
+from mdcrawl.pipeline.batch import CRAWL_STOP_MARGIN_S
 from mdcrawl.ports import CrawlRequest
-from mdcrawl.runtime.aws import CRAWL_STOP_MARGIN_S, CrawlerPorts
 from mdcrawl.urls import scope_for, url_hash
 
 from tests.support.aws import moto_clients

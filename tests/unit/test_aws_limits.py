@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from mdcrawl.adapters.aws.blobs import S3BlobStore
+from mdcrawl.adapters.aws.crawling import CrawlerPorts
 from mdcrawl.adapters.aws.invoker import SPILLED, LambdaInvoker
 from mdcrawl.adapters.aws.limits import (
     CRAWL_RESPONSE_BUDGET,
@@ -16,8 +17,8 @@ from mdcrawl.adapters.aws.limits import (
 from mdcrawl.adapters.aws.payloads import to_data
 from mdcrawl.models import CrawledPage, CrawlOptions, FrontierItem, Scope, UrlState
 from mdcrawl.netguard import AddressGuard
+from mdcrawl.pipeline.batch import scoped_response
 from mdcrawl.ports import CrawlOutcome, CrawlRequest, CrawlResponse
-from mdcrawl.runtime.aws import CrawlerPorts, scoped_response
 
 from tests.support.aws import LambdaHandlers, create_function, moto_clients
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from mdcrawl.models import JobStatus
 from mdcrawl.names import EnvVar, cap_env
-from mdcrawl.runtime.aws import AwsSettings, describe_error, slice_end
+from mdcrawl.pipeline.steps import describe_error, slice_end
+from mdcrawl.runtime.aws import AwsSettings
 
 from tests.support.sfn import FakeContext, OfflineStack, offline_stack
 

@@ -14,10 +14,13 @@ from mdcrawl.errors import StoreError
 from mdcrawl.models import CrawlOptions, EventType, Job, JobStatus
 from mdcrawl.service.deps import WsDeps
 from mdcrawl.service.ws import (
+    FRAME_BYTES,
     EventCursor,
     FanOut,
     Verdict,
+    events_in,
     fan_out,
+    frames,
     on_connect,
     on_disconnect,
     on_message,
@@ -49,7 +52,10 @@ class Ws:
         return on_message(connection_id, body, self.deps)
 
     def seqs(self, connection_id: str) -> list[int]:
-        return [m["seq"] for m in self.pusher.sent.get(connection_id, []) if "seq" in m]
+        return [e["seq"] for e in self.events(connection_id)]
+
+    def events(self, connection_id: str) -> list[dict]:
+        return [e for m in self.pusher.sent.get(connection_id, []) for e in events_in(m)]
 
 
 @pytest.fixture
@@ -80,13 +86,16 @@ def test_subscribe_sends_the_backlog_then_live_events(ws: Ws) -> None:
 
     replies = ws.send("c1", subscribe(job_id))
     live = ws.emit(job_id, EventType.PAGE_DONE, url="https://d.example.com/a")
-    outcome = fan_out(live, ws.deps)
+    outcome = fan_out([live], ws.deps)
 
     assert replies[0] == {"type": "subscribed", "job_id": job_id, "after": 0}
-    assert [m["type"] for m in replies[1:]] == ["job.started", "job.progress"]
-    assert replies == ws.pusher.sent["c1"][:3]  # everything went through the pusher
+    (backlog,) = replies[1:]  # one frame holds the whole (short) backlog
+    assert backlog["type"] == "events" and backlog["job_id"] == job_id
+    assert [m["type"] for m in backlog["events"]] == ["job.started", "job.progress"]
+    assert replies == ws.pusher.sent["c1"][:2]  # everything went through the pusher
     assert ws.seqs("c1") == [1, 2, 3]
-    assert ws.pusher.sent["c1"][-1] == live.to_dict()
+    assert ws.pusher.sent["c1"][-1] == {"type": "events", "job_id": job_id,
+                                        "events": [live.to_dict()]}
     assert outcome == FanOut(delivered=1)
 
 
@@ -95,11 +104,10 @@ def test_reconnect_with_after_receives_exactly_what_was_missed(ws: Ws) -> None:
     ws.connect("c1")
     ws.send("c1", subscribe(job_id))
     for n in range(3):
-        fan_out(ws.emit(job_id, n=n), ws.deps)
+        fan_out([ws.emit(job_id, n=n)], ws.deps)
     on_disconnect("c1", ws.deps)
     missed = [ws.emit(job_id, n=n) for n in range(3, 6)]
-    for event in missed:
-        assert fan_out(event, ws.deps) == FanOut()  # nobody listening
+    assert fan_out(missed, ws.deps) == FanOut()  # nobody listening
 
     ws.connect("c2")
     ws.send("c2", subscribe(job_id, after=ws.seqs("c1")[-1]))
@@ -118,6 +126,7 @@ def test_the_backlog_pages_through_a_long_log(ws: Ws, monkeypatch: pytest.Monkey
     ws.send("c1", subscribe(job_id, after=1))
 
     assert ws.seqs("c1") == [2, 3, 4, 5, 6, 7]
+    assert len(ws.pusher.sent["c1"]) == 1 + 2  # subscribed, then one frame per page
 
 
 @pytest.mark.parametrize("job_owner", ["bob", None])
@@ -185,8 +194,8 @@ def test_fan_out_removes_a_gone_connection_and_serves_the_others(ws: Ws) -> None
         ws.send(connection_id, subscribe(job_id))
     ws.pusher.gone.add("c2")
 
-    outcome = fan_out(ws.emit(job_id, n=1), ws.deps)
-    again = fan_out(ws.emit(job_id, n=2), ws.deps)
+    outcome = fan_out([ws.emit(job_id, n=1)], ws.deps)
+    again = fan_out([ws.emit(job_id, n=2)], ws.deps)
 
     assert outcome == FanOut(delivered=2, removed=1)
     assert again == FanOut(delivered=2)  # c2 was forgotten, not tried again
@@ -208,7 +217,7 @@ def test_a_failing_push_does_not_stop_the_fan_out(ws: Ws, monkeypatch) -> None:
 
     monkeypatch.setattr(ws.pusher, "push", flaky)
 
-    assert fan_out(ws.emit(job_id), ws.deps) == FanOut(delivered=1, failed=1)
+    assert fan_out([ws.emit(job_id)], ws.deps) == FanOut(delivered=1, failed=1)
     assert ws.stores.connections.for_job(job_id) == ["c1", "c2"]  # c1 only missed one
 
 
@@ -233,8 +242,8 @@ def test_a_terminal_event_comes_last_in_the_backlog(ws: Ws) -> None:
 
     ws.send("c1", subscribe(job_id))
 
-    types = [m["type"] for m in ws.pusher.sent["c1"]]
-    assert types == ["subscribed", "job.started", "page.done", "job.completed"]
+    types = [m["type"] for m in ws.events("c1")]
+    assert types == ["job.started", "page.done", "job.completed"]
 
 
 def test_the_subscribe_race_is_resolved_by_the_client_cursor(ws: Ws) -> None:
@@ -245,15 +254,13 @@ def test_the_subscribe_race_is_resolved_by_the_client_cursor(ws: Ws) -> None:
     ws.connect("c1")
     ws.send("c1", subscribe(job_id))
     second = ws.emit(job_id, n=2)
-    fan_out(second, ws.deps)
+    fan_out([second], ws.deps)
     ws.send("c1", subscribe(job_id, after=first.seq))  # a resync that overlaps live delivery
     third = ws.emit(job_id, n=3)
-    fan_out(third, ws.deps)
+    fan_out([third], ws.deps)
 
     cursor = EventCursor()
-    delivered = [
-        m["seq"] for m in ws.pusher.sent["c1"] if "seq" in m and cursor.accept(m) is Verdict.DELIVER
-    ]
+    delivered = [e["seq"] for e in ws.events("c1") if cursor.accept(e) is Verdict.DELIVER]
     assert ws.seqs("c1") == [1, 2, 2, 3]
     assert delivered == [1, 2, 3]
 
@@ -266,3 +273,41 @@ def test_the_cursor_asks_for_a_resync_on_a_gap() -> None:
     assert cursor.accept({"seq": 4}) is Verdict.DROP
     assert cursor.accept({"type": "pong"}) is Verdict.DROP
     assert cursor.accept({"seq": 5}) is Verdict.DELIVER and cursor.last == 5
+
+
+def test_live_events_go_out_in_seq_order_in_frames_once_each(ws: Ws) -> None:
+    """A stream batch may hold a job's events out of order or twice (a redelivery):
+    subscribers get each once, in seq order, batched."""
+    job_id, other = ws.job(), ws.job("job-2")
+    ws.connect("c1")
+    ws.send("c1", subscribe(job_id))
+    events = [ws.emit(job_id, n=n) for n in range(5)] + [ws.emit(other, n=9)]
+    outcome = fan_out([events[3], events[0], events[5], events[1], events[4], events[2],
+                       events[0]], ws.deps)
+
+    assert ws.seqs("c1") == [1, 2, 3, 4, 5]
+    assert len(ws.pusher.sent["c1"]) == 2  # subscribed, one frame
+    assert outcome == FanOut(delivered=1)
+
+
+def test_frames_stay_under_the_message_limit_and_keep_every_event(ws: Ws) -> None:
+    job_id = ws.job()
+    events = [ws.emit(job_id, EventType.PAGE_DONE, url="https://d.example.com/" + "x" * 900,
+                      n=n) for n in range(500)]
+
+    out = frames(job_id, events)
+
+    assert 4 <= len(out) <= 8  # ~500 KB of events: a handful of frames, not 500 messages
+    assert all(len(json.dumps(f, separators=(",", ":")).encode()) <= FRAME_BYTES for f in out)
+    assert all(len(json.dumps(f).encode()) <= 128 * 1024 for f in out)  # API Gateway's limit
+    assert [e["seq"] for f in out for e in events_in(f)] == list(range(1, 501))
+
+
+def test_a_client_drops_the_rest_of_a_frame_after_a_gap() -> None:
+    cursor = EventCursor(last=1)
+    frame = {"type": "events", "job_id": "j", "events": [{"seq": 3}, {"seq": 4}]}
+
+    verdicts = [cursor.accept(e) for e in events_in(frame)]
+
+    assert verdicts[0] is Verdict.RESYNC and cursor.last == 1
+    assert events_in({"type": "pong"}) == [] and events_in({"seq": 2}) == [{"seq": 2}]

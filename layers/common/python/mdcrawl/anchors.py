@@ -190,6 +190,3 @@ def _number(marker: str) -> int:
     return int("".join(str(ord(ch) - _ZERO) for ch in marker))
 
 
-def anchors_key(markdown_key: str) -> str:
-    """Where the process step keeps a page's ``{id: heading}`` beside its markdown blob."""
-    return markdown_key.removesuffix(".md") + ".anchors.json"

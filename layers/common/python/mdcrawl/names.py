@@ -94,3 +94,9 @@ CRAWL_SPILL = "crawl/"  # jobs/{job_id}/crawl/*.json: crawler answers over Lambd
 def job_key(job_id: str, name: str) -> str:
     """Blob key of one of a job's outputs, e.g. ``job_key(j, "docs.md")``."""
     return f"{BlobPrefix.JOBS}{job_id}/{name}"
+
+
+def anchors_key(markdown_key: str) -> str:
+    """Where the process step keeps a page's ``{id: heading}`` beside its markdown blob
+    (here, not in anchors.py, so readers of stored pages need not load the converter)."""
+    return markdown_key.removesuffix(".md") + ".anchors.json"

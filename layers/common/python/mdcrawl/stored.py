@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .anchors import anchors_key
-from .names import BlobPrefix
+from .names import BlobPrefix, anchors_key
 from .ports import BlobStore
 
 

@@ -19,7 +19,7 @@ import httpx
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from ..service.ws import EventCursor, Verdict
+from ..service.ws import EventCursor, Verdict, events_in
 
 TERMINAL = {"job.completed": 0, "job.failed": 1, "job.cancelled": 1}
 RECONNECT_MAX_S = 5.0
@@ -94,13 +94,15 @@ async def _follow(socket, job_id: str, cursor: EventCursor, show) -> int | None:
         message = json.loads(text)
         if message.get("type") == "error":
             raise ApiFailure(f"{message['error']['code']}: {message['error']['message']}")
-        verdict = cursor.accept(message)
-        if verdict is Verdict.RESYNC:
-            await _subscribe(socket, job_id, cursor.last)
-        elif verdict is Verdict.DELIVER:
-            show(message)
-            if message["type"] in TERMINAL:
-                return TERMINAL[message["type"]]
+        for event in events_in(message):  # a frame of events, in seq order
+            verdict = cursor.accept(event)
+            if verdict is Verdict.RESYNC:
+                await _subscribe(socket, job_id, cursor.last)
+                break  # the rest of this frame comes again after the re-subscribe
+            if verdict is Verdict.DELIVER:
+                show(event)
+                if event["type"] in TERMINAL:
+                    return TERMINAL[event["type"]]
     return None  # closed by the server: reconnect and resume from cursor.last
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from .. import stored
 from ..agent_outputs import agent_output_names, write_agent_outputs
@@ -29,10 +28,11 @@ from ..names import job_key
 from ..native import site_file_records, with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from . import templating
-from .jobs import get_job
+from .jobs import fail, get_job
 from .process import reprocess
 
 WAIT, DONE = "wait", "done"
+__all__ = ["DONE", "WAIT", "FinalizeDeps", "fail", "finalize", "records_owed"]  # fail: jobs.py
 OUTPUT_NAMES = {"docs": DOCS, "llms": LLMS, "manifest": MANIFEST, "pages": PAGES_DIR}
 SETTLED = (UrlState.DONE, UrlState.FAILED, UrlState.SKIPPED)
 
@@ -43,12 +43,6 @@ class FinalizeDeps:
     frontier: Frontier
     pages: PageStore
     blobs: BlobStore
-    events: EventLog
-    clock: Clock
-
-
-class _LifecycleDeps(Protocol):
-    jobs: JobStore
     events: EventLog
     clock: Clock
 
@@ -128,16 +122,6 @@ def _cancelled(job_id: str, deps: FinalizeDeps) -> None:
         job_id, [JobStatus.RUNNING, JobStatus.FINALIZING], JobStatus.CANCELLED, finished_at=now
     ):
         deps.events.append(job_id, EventType.JOB_CANCELLED, {}, now)
-
-
-def fail(job_id: str, deps: _LifecycleDeps, error: str) -> bool:
-    """Mark a job failed (from any non-terminal status) and say why, once."""
-    now = deps.clock.now()
-    active = [s for s in JobStatus if not s.terminal]
-    if not deps.jobs.transition(job_id, active, JobStatus.FAILED, finished_at=now, error=error):
-        return False
-    deps.events.append(job_id, EventType.JOB_FAILED, {"error": error}, now)
-    return True
 
 
 def records_owed(job_id: str, frontier: Frontier, pages: PageStore) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import JobNotFound
 from ..models import CrawlOptions, EventType, FrontierItem, Job, JobStatus
@@ -91,3 +92,19 @@ def resume_job(job_id: str, deps: JobDeps) -> Job:
         last_seen = job.heartbeat or job.started_at or now
         deps.jobs.update(job_id, deadline=now + max(job.deadline - last_seen, 0.0))
     return get_job(job_id, deps.jobs)
+
+
+class LifecycleDeps(Protocol):
+    jobs: JobStore
+    events: EventLog
+    clock: Clock
+
+
+def fail(job_id: str, deps: LifecycleDeps, error: str) -> bool:
+    """Mark a job failed (from any non-terminal status) and say why, once."""
+    now = deps.clock.now()
+    active = [s for s in JobStatus if not s.terminal]
+    if not deps.jobs.transition(job_id, active, JobStatus.FAILED, finished_at=now, error=error):
+        return False
+    deps.events.append(job_id, EventType.JOB_FAILED, {"error": error}, now)
+    return True

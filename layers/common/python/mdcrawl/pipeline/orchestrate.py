@@ -34,8 +34,7 @@ from ..ports import (
     iter_chunks,
 )
 from ..urls import scope_for
-from .finalize import fail
-from .jobs import get_job
+from .jobs import fail, get_job
 from .outcomes import OutcomePorts, RunState, apply_outcome, release
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ import json
 import logging
 from dataclasses import asdict, dataclass, replace
 
-from ..anchors import anchors_key
 from ..convert import convert_html, depends_on_template
 from ..models import (
     CONVERTER_VERSION,
@@ -23,7 +22,7 @@ from ..models import (
     PageRecord,
     PageStatus,
 )
-from ..names import BlobPrefix, job_key
+from ..names import BlobPrefix, anchors_key, job_key
 from ..ports import BlobStore, Clock, EventLog, JobStore, PageStore
 from ..stored import is_cache_document
 from ..template import SiteTemplate, template_id
@@ -68,7 +67,7 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
         try:
             converted = converted_page(page, deps.blobs, state.template, rules)
         except ConversionFailed as exc:
-            return _record_failure(page, exc, deps)
+            return record_failure(page, exc, deps)
         key = markdown_cache_key(page, state.template, rules)
         if deps.job_copy:
             key = job_key(page.job_id, f"pages/{page.url_hash}.md")
@@ -238,7 +237,7 @@ def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str, template: 
     )
 
 
-def _record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) -> PageRecord:
+def record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) -> PageRecord:
     record = PageRecord(
         job_id=page.job_id,
         url=page.final_url,

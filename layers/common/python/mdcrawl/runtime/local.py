@@ -31,8 +31,8 @@ from ..models import CrawlOptions, EventType, Job, JobStatus
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
-from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
-from ..pipeline.jobs import JobDeps, create_job, get_job, resume_job
+from ..pipeline.finalize import FinalizeDeps, finalize, records_owed
+from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import ProcessDeps, process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded

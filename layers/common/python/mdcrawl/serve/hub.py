@@ -4,8 +4,8 @@ The protocol itself is ``service.ws`` (subscribe, backlog, ping, errors); here a
 ``Pusher`` that queues messages for each socket (one sender task per connection keeps
 them in order) and the fan-out. Events are appended by several processes (the pool's
 workers write ``page.done``), so the hub does not wait to be told: for every job someone
-here follows, it reads ``events.after(cursor)`` each tick and fans each new event out with
-``ws.fan_out``, in seq order, moving the cursor only past events it sent. A subscribe
+here follows, it reads ``events.after(cursor)`` each tick and fans the new events out with
+``ws.fan_out`` (in seq order, batched into frames), moving the cursor past what it sent. A subscribe
 lowers the cursor to where its backlog ended, so nothing between the backlog and the
 live stream is skipped (an overlap is sent twice; clients drop duplicates by seq).
 """
@@ -90,9 +90,9 @@ class Hub:
     def _fan_out_new(self, job_id: str) -> None:
         while True:
             events = self.events.after(job_id, self.cursors.after[job_id], EVENTS_PER_READ)
-            for event in events:
-                ws.fan_out(event, self.deps)
-                self.cursors.after[job_id] = event.seq
+            if events:
+                ws.fan_out(events, self.deps)
+                self.cursors.after[job_id] = events[-1].seq
             if len(events) < EVENTS_PER_READ:
                 return
 
@@ -111,6 +111,7 @@ def _subscriptions(sent: list[dict[str, Any]]) -> list[tuple[str, int]]:
     for message in sent:
         if message.get("type") == "subscribed":
             found[message["job_id"]] = int(message["after"])
-        elif "seq" in message and message.get("job_id") in found:
-            found[message["job_id"]] = max(found[message["job_id"]], int(message["seq"]))
+        for event in ws.events_in(message):
+            if event.get("job_id") in found:
+                found[event["job_id"]] = max(found[event["job_id"]], int(event["seq"]))
     return list(found.items())

@@ -22,8 +22,8 @@ from ..fetch import HttpxFetcher
 from ..names import job_key
 from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps
-from ..pipeline.finalize import FinalizeDeps, fail, finalize, records_owed
-from ..pipeline.jobs import JobDeps, get_job, resume_job
+from ..pipeline.finalize import FinalizeDeps, finalize, records_owed
+from ..pipeline.jobs import JobDeps, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import ProcessDeps, process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded

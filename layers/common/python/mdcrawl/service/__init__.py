@@ -11,19 +11,29 @@ their transport to these plain values.
     ws.py       on_connect, on_disconnect, on_message, fan_out, EventCursor
 """
 
-from .deps import ApiDeps, WsDeps
-from .http import ApiRequest, ApiResponse
-from .models import JobRequest, JobView, ServiceLimits
-from .rest import ROUTES, handle_request
+from __future__ import annotations
 
-__all__ = [
-    "ROUTES",
-    "ApiDeps",
-    "ApiRequest",
-    "ApiResponse",
-    "JobRequest",
-    "JobView",
-    "ServiceLimits",
-    "WsDeps",
-    "handle_request",
-]
+from importlib import import_module
+from typing import Any
+
+# Exported names and the module each lives in, imported on first use: the websocket
+# function imports ``service.ws`` alone, not the REST router and its routes.
+_EXPORTS = {
+    "ROUTES": "rest",
+    "handle_request": "rest",
+    "ApiDeps": "deps",
+    "WsDeps": "deps",
+    "ApiRequest": "http",
+    "ApiResponse": "http",
+    "JobRequest": "models",
+    "JobView": "models",
+    "ServiceLimits": "models",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)

@@ -3,18 +3,27 @@
 Every message to a client goes through the ``Pusher`` port (API Gateway's Management
 API on AWS, the socket in ``mdcrawl serve``), in the order it is produced here.
 
+Events travel in frames: ``{"type": "events", "job_id", "events": [event, ...]}``, the
+events in seq order, each frame at most ``FRAME_BYTES`` of JSON (API Gateway's 128 KB
+message limit, with room to spare). The backlog is sent in such frames, a page of the
+log at a time, and live events too (on AWS one frame carries what a DynamoDB Stream
+batch brought; in ``serve``, what one poll found): a 10,000-event replay is a few dozen
+messages, not 10,000.
+
 Delivery contract (docs/api.md): events carry the job's ``seq`` (1, 2, 3... without
 gaps). ``subscribe`` registers the connection *before* reading the backlog, so an event
 appended meanwhile is never lost, only possibly sent twice, or a live one ahead of the
 end of the backlog. A client therefore keeps the last seq it handled, drops anything at
-or below it, and on a gap re-sends ``subscribe`` with ``after`` = that seq: it then sees
-every event exactly once, in order (``EventCursor`` does exactly this). A terminal event
-is appended only when the job is over, so it is never seen before the job really is.
+or below it, and on a gap re-sends ``subscribe`` with ``after`` = that seq (and ignores
+the rest of that frame): it then sees every event exactly once, in order
+(``EventCursor`` and ``events_in`` do exactly this). A terminal event is appended only
+when the job is over, so it is never seen before the job really is.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -26,6 +35,10 @@ from ..models import Event
 from .deps import WsDeps
 
 BACKLOG_PAGE = 1000
+FRAME = "events"  # the type of a frame of events
+# API Gateway refuses WebSocket messages over 128 KB; frames stay under this many bytes
+# of compact JSON (a transport that adds spaces stays under the limit too).
+FRAME_BYTES = 96 * 1024
 MAX_AFTER = 2**62  # as REST's ``after``: larger fits no store's integer (SQLite overflowed)
 
 
@@ -104,12 +117,46 @@ def _subscribe(message: dict[str, Any], outbox: _Outbox, deps: WsDeps) -> None:
 def _send_backlog(job_id: str, after: int, outbox: _Outbox, deps: WsDeps) -> None:
     while outbox.open:
         events = deps.events.after(job_id, after, BACKLOG_PAGE)
-        for event in events:
-            if not outbox.send(event.to_dict()):
+        for frame in frames(job_id, events):
+            if not outbox.send(frame):
                 return
-            after = event.seq
         if len(events) < BACKLOG_PAGE:
             return
+        after = events[-1].seq
+
+
+def frames(job_id: str, events: Iterable[Event]) -> list[dict[str, Any]]:
+    """``events`` (one job's, in seq order) as frames of at most ``FRAME_BYTES``."""
+    out: list[dict[str, Any]] = []
+    batch: list[dict[str, Any]] = []
+    size = _FRAME_OVERHEAD + len(job_id)
+    for event in events:
+        message = event.to_dict()
+        grows = len(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+        if batch and size + grows > FRAME_BYTES:
+            out.append(_frame(job_id, batch))
+            batch, size = [], _FRAME_OVERHEAD + len(job_id)
+        batch.append(message)
+        size += grows
+    if batch:
+        out.append(_frame(job_id, batch))
+    return out
+
+
+def _frame(job_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": FRAME, "job_id": job_id, "events": events}
+
+
+_FRAME_OVERHEAD = len(json.dumps(_frame("", []), separators=(",", ":")))
+
+
+def events_in(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a message carries, in order: a frame's, or a lone event's (what a
+    server before frames sent), or none (``subscribed``, ``pong``, ``error``)."""
+    if message.get("type") == FRAME:
+        found = message.get("events")
+        return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+    return [message] if "seq" in message else []
 
 
 class _Outbox:
@@ -136,28 +183,45 @@ class _Outbox:
 
 @dataclass(frozen=True)
 class FanOut:
-    delivered: int = 0
+    delivered: int = 0  # frames delivered
     removed: int = 0  # connections found gone, and forgotten
     failed: int = 0  # pushes that failed for another reason (the client will resync)
 
 
-def fan_out(event: Event, deps: WsDeps) -> FanOut:
-    """Push ``event`` to every connection subscribed to its job; one bad connection never
-    keeps the others from being served."""
+def fan_out(events: Iterable[Event], deps: WsDeps) -> FanOut:
+    """Push new ``events`` to every connection subscribed to their job, job by job, in
+    seq order, batched into frames; one bad connection never keeps the others from
+    being served. A connection whose push fails gets no later frame of this call (it
+    would show a gap; the client resyncs from the log)."""
+    by_job: dict[str, dict[int, Event]] = {}
+    for event in events:
+        by_job.setdefault(event.job_id, {})[event.seq] = event  # a redelivery counts once
+    total = FanOut()
+    for job_id, found in by_job.items():
+        ordered = [found[seq] for seq in sorted(found)]
+        total = _add(total, _fan_out_job(job_id, frames(job_id, ordered), deps))
+    return total
+
+
+def _fan_out_job(job_id: str, messages: list[dict[str, Any]], deps: WsDeps) -> FanOut:
     delivered = removed = failed = 0
-    message = event.to_dict()
-    for connection_id in deps.connections.for_job(event.job_id):
-        try:
-            ok = deps.pusher.push(connection_id, message)
-        except StoreError:
-            failed += 1
-            continue
-        if ok:
+    for connection_id in deps.connections.for_job(job_id):
+        for message in messages:
+            try:
+                ok = deps.pusher.push(connection_id, message)
+            except StoreError:
+                failed += 1
+                break
+            if not ok:
+                deps.connections.remove(connection_id)
+                removed += 1
+                break
             delivered += 1
-        else:
-            deps.connections.remove(connection_id)
-            removed += 1
     return FanOut(delivered, removed, failed)
+
+
+def _add(a: FanOut, b: FanOut) -> FanOut:
+    return FanOut(a.delivered + b.delivered, a.removed + b.removed, a.failed + b.failed)
 
 
 class Verdict(StrEnum):
@@ -168,7 +232,9 @@ class Verdict(StrEnum):
 
 @dataclass
 class EventCursor:
-    """The client side of the delivery contract (used by ``mdcrawl watch`` and tests)."""
+    """The client side of the delivery contract (used by ``mdcrawl watch`` and tests),
+    for each event of ``events_in(message)``; after a RESYNC, the rest of the frame is
+    not looked at (the re-subscribe sends it again)."""
 
     last: int = 0
 

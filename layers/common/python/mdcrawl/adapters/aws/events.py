@@ -56,7 +56,7 @@ class DynamoDbEventLog:
         # A page stops at 1 MB, maybe before ``limit`` events: follow it until full.
         while len(events) < limit:
             page = call(self._client.query, **request, Limit=limit - len(events))
-            events.extend(_event(from_item(item)) for item in page.get("Items", []))
+            events.extend(event_of(from_item(item)) for item in page.get("Items", []))
             if "LastEvaluatedKey" not in page:
                 break
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -83,7 +83,7 @@ class DynamoDbEventLog:
         return int(items[0]["seq"]["N"]) if items else 0
 
 
-def _event(attrs: dict[str, Any]) -> Event:
+def event_of(attrs: dict[str, Any]) -> Event:
     return Event(
         type=EventType(attrs["type"]),
         job_id=attrs["job_id"],

@@ -40,6 +40,9 @@ class TableSpec:
     indexes: tuple[IndexSpec, ...] = ()
     ttl: bool = False  # items carry TTL_ATTRIBUTE and expire
     point_in_time_recovery: bool = False
+    # A DynamoDB Stream of new items (NEW_IMAGE): the events table's feeds the fan-out
+    # function, which pushes each job's new events to its subscribers in seq order.
+    stream: bool = False
 
 
 SCHEMAS: dict[Table, TableSpec] = {
@@ -61,7 +64,9 @@ SCHEMAS: dict[Table, TableSpec] = {
     ),
     Table.CACHE: TableSpec(Table.CACHE, Key("url_hash", "S"), ttl=True),
     Table.PAGES: TableSpec(Table.PAGES, Key("job_id", "S"), Key("url_hash", "S"), ttl=True),
-    Table.EVENTS: TableSpec(Table.EVENTS, Key("job_id", "S"), Key("seq", "N"), ttl=True),
+    Table.EVENTS: TableSpec(
+        Table.EVENTS, Key("job_id", "S"), Key("seq", "N"), ttl=True, stream=True
+    ),
     # One item per connection (sk "#conn") plus one per subscription (sk = job id, with
     # sub_job set): the index finds a job's subscribers.
     Table.CONNECTIONS: TableSpec(

@@ -220,12 +220,25 @@ function subscribe(jobId) {
 
 function receive(message) {
   if (message.type === "error") return console.warn("server:", message.error);
-  const job = jobs.get(message.job_id);
-  if (!job || typeof message.seq !== "number") return;
-  if (message.seq <= job.last) return; // a duplicate (backlog and live overlap)
-  if (message.seq > job.last + 1) return subscribe(message.job_id); // a gap: ask again
-  job.last = message.seq;
-  handle(job, message);
+  // Events come in frames ({type: "events", events: [...]}, in seq order); a lone event
+  // is a frame of one.
+  const events = message.type === "events" ? message.events || [] : [message];
+  for (const event of events) {
+    if (!accept(event)) return; // a gap: the re-subscribe sends the rest again
+  }
+}
+
+function accept(event) {
+  const job = jobs.get(event.job_id);
+  if (!job || typeof event.seq !== "number") return true;
+  if (event.seq <= job.last) return true; // a duplicate (backlog and live overlap)
+  if (event.seq > job.last + 1) {
+    subscribe(event.job_id); // a gap: ask again
+    return false;
+  }
+  job.last = event.seq;
+  handle(job, event);
+  return true;
 }
 
 // --- actions ---
