@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
+from ..adapters.local.outputs import FileOutputMemo
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, record_crawl
@@ -207,13 +208,14 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     if owed > 0:
         fail(job.job_id, deps, f"{owed} fetched pages could not be converted or recorded")
         return
-    _clear_pages(out_dir)
     fin = FinalizeDeps(
         stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
     )
-    finalize(
-        job.job_id, fin, lambda name: _open_output(out_dir, name), lambda name: str(out_dir / name)
-    )
+    # The memo clears stale page files itself, unless the last assembly of this folder
+    # stands as it is (an unchanged re-crawl): then nothing but the manifest is written.
+    memo = FileOutputMemo(stores.blobs, out_dir)
+    opener = memo.opener(lambda name: _open_output(out_dir, name))
+    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo)
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
@@ -238,12 +240,6 @@ def _record(
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
     return record_crawl(Library(root), job, pages, read, out_dir, label)
-
-
-def _clear_pages(out_dir: Path) -> None:
-    """Page files of an earlier run would linger next to the new ones (other names)."""
-    for stale in (out_dir / "pages").glob("*.md"):
-        stale.unlink()
 
 
 @contextlib.contextmanager
