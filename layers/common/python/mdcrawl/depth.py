@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from lxml import etree
 from lxml.html import HtmlElement
 
-from .extract import parse_html
+from .document import parse_html
 
 MAX_DEPTH = 120
 # libxml2 stops parsing at 256 levels ("Excessive depth in document") and drops the rest

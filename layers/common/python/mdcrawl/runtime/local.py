@@ -167,14 +167,27 @@ async def _crawl(
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
                 workers,
-                ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock),
+                ProcessDeps(
+                    stores.blobs,
+                    stores.pages,
+                    stores.jobs,
+                    stores.events,
+                    stores.clock,
+                    stores.db.batch,
+                ),
             )
             for page in recover_unrecorded(
                 job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
             ):
                 invoker.process(page)
             deps = OrchestratorDeps(
-                stores.jobs, stores.frontier, stores.events, stores.pages, invoker, stores.clock
+                stores.jobs,
+                stores.frontier,
+                stores.events,
+                stores.pages,
+                invoker,
+                stores.clock,
+                stores.db.batch,  # one transaction per batch of outcomes
             )
             await orchestrate(job.job_id, deps, stop_at=float("inf"))
         await invoker.drain()
