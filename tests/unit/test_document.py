@@ -125,3 +125,14 @@ def _entry(content_hash: str) -> CacheEntry:
         fresh_until=0,
         content_hash=content_hash,
     )
+
+
+def test_a_page_nesting_past_every_limit_gives_the_same_links_either_side(
+    stores: LocalStores,
+) -> None:
+    deep = "<div><a href='in.html'><span>in</span></a>" * 300 + "</div>" * 300
+    body = f"<html><body>{deep}<a href='after.html'>after</a></body></html>".encode()
+    _, read = read_fetched(_fetched(body), _deps(stores))
+    alone = page_links(body, URL)
+    assert read == alone
+    assert alone[-2:] == ("http://docs.test/guide/in.html", "http://docs.test/guide/after.html")

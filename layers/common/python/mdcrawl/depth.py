@@ -50,11 +50,23 @@ _VOID = frozenset(
 
 
 def parse_bounded(html: str) -> HtmlElement:
-    """``extract.parse_html``, then the nesting bounded: a page the parser cut short at
-    its depth limit is parsed again from text whose nesting was capped first."""
+    """``parse_whole``, then the nesting bounded (``bound``)."""
+    return bound(parse_whole(html))
+
+
+def parse_whole(html: str) -> HtmlElement:
+    """``document.parse_html``, but a page the parser cut short at its depth limit is
+    parsed again from text whose nesting was capped first: nothing after it is lost
+    (links included)."""
     root = parse_html(html)
     if _reaches(root, PARSER_DEPTH):
         root = parse_html(cap_nesting(html))
+    return root
+
+
+def bound(root: HtmlElement) -> HtmlElement:
+    """Flatten what nests too deep and shorten long blank runs, in place (for the
+    renderer); read anything else off the tree (its links) before."""
     flatten_deep(root)
     shorten_blank_runs(root)
     return root

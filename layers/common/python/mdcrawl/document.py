@@ -9,9 +9,11 @@ links from bytes, without the HTTP charset). This module is the one way:
   UTF-8, and a UTF-8 label the bytes contradict is not trusted);
 - ``parse_html``: text to an lxml document, whatever the input (an XML declaration, which
   lxml refuses in a str; nothing parsable: an empty document);
-- ``parse_document``: both, with the nesting bounded (``depth.py``), as conversion needs;
-  the local crawl step then reads the page's links off the same tree before converting
-  it (``pipeline/reading.py``);
+- ``parse_tree``: the whole page even past the parser's depth limit (``depth.py``): the
+  tree links are read from, by the crawler alone or, locally, by the worker that then
+  bounds its nesting (``bounded``) and converts it (``pipeline/reading.py``), so links
+  come out the same either way;
+- ``parse_document``: decoded, parsed and bounded: the tree conversion works on;
 - ``base_href`` and ``refresh_url``: what a page says about where its links resolve and
   where a redirect stub sends the reader. Each caller resolves them its own way: links
   for the frontier are normalised, links in the content keep the author's form.
@@ -59,11 +61,30 @@ def parse_html(text: str) -> HtmlElement:
 
 
 def parse_document(body: bytes | str, encoding: str | None = None) -> Document:
-    """Decoded and parsed with its nesting bounded: the tree conversion works on."""
-    from .depth import parse_bounded  # depth.py parses with parse_html above
+    """Decoded and parsed whole (``parse_tree``) with its nesting bounded: the tree
+    conversion works on."""
+    return bounded(parse_unbounded(body, encoding))
 
+
+def parse_unbounded(body: bytes | str, encoding: str | None = None) -> Document:
+    """Decoded and parsed whole, before the nesting is bounded: where links are read."""
     text = decode(body, encoding)
-    return Document(text, parse_bounded(text))
+    return Document(text, parse_tree(text))
+
+
+def parse_tree(text: str) -> HtmlElement:
+    """The whole page, even one nesting past the parser's depth limit (``depth.py``)."""
+    from .depth import parse_whole  # depth.py parses with parse_html above
+
+    return parse_whole(text)
+
+
+def bounded(page: Document) -> Document:
+    """The page's tree with its nesting bounded for the renderer (in place)."""
+    from .depth import bound
+
+    bound(page.root)
+    return page
 
 
 def base_href(root: HtmlElement) -> str | None:

@@ -44,7 +44,7 @@ def extract_links(html_doc: bytes | str, url: str, encoding: str | None = None) 
     text = document.decode(html_doc, encoding)
     if not text.strip():
         return PageLinks((), None, url)
-    return tree_links(document.parse_html(text), url)
+    return tree_links(document.parse_tree(text), url)
 
 
 def tree_links(root: html.HtmlElement, url: str) -> PageLinks:

@@ -3,8 +3,8 @@
 On AWS the crawler and the processor are separate Lambdas, so the crawler reads only
 the links (``fetching.page_links``) and the processor parses the page again. Locally
 both run on the same machine, so the crawl step hands each fetched page to a pool
-worker that stores its body, parses it once (``document.parse_document``), reads the
-links off the tree and then converts the same tree into the markdown cache. When the
+worker that stores its body, parses it once (``document.parse_unbounded``), reads the
+links off the tree and then bounds and converts the same tree into the markdown cache. When the
 process step comes for the page (in discovery order, like every outcome) it finds the
 markdown there and only records it. The event loop keeps fetching meanwhile: no
 hashing, parsing or body writing on it.
@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 
 from ..convert import convert_document
-from ..document import parse_document
+from ..document import bounded, parse_unbounded
 from ..models import CrawledPage, FrontierItem
 from . import templating
 from .fetching import body_key, page_links, store_body, tree_page_links
@@ -53,10 +53,12 @@ def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, .
     key = markdown_cache_key(page, template, rules)
     if deps.blobs.exists(key):
         return content_hash, page_links(fetched.body, page.final_url, page.encoding)
-    document = parse_document(fetched.body, page.encoding)
-    links = tree_page_links(document.root, page.final_url)  # before conversion prunes it
+    document = parse_unbounded(fetched.body, page.encoding)
+    # Read off the tree the crawler alone reads (``page_links``), before it is bounded
+    # and pruned: the same links whichever side read the page.
+    links = tree_page_links(document.root, page.final_url)
     try:
-        converted = convert_document(document, page.final_url, template, rules)
+        converted = convert_document(bounded(document), page.final_url, template, rules)
     except Exception as exc:  # noqa: BLE001 - the process step records the failure
         log.warning("conversion of %s failed while reading it: %r", page.final_url, exc)
         return content_hash, links

@@ -69,6 +69,7 @@ class LocalInvoker:
         self._pool = pool if isinstance(pool, ProcessPoolExecutor) else None
         self._make_pool = None if isinstance(pool, ProcessPoolExecutor) else pool
         self._pending: set[Future[PageRecord]] = set()
+        self._ready: Future[None] | None = None  # done once a worker has started
         self._broken = False
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
@@ -90,8 +91,8 @@ class LocalInvoker:
         if self._pool is None and self._inline is not None and self._converted(fetched):
             return None
         pool = self._ensure_pool()
-        if pool is None:
-            return None
+        if pool is None or self._ready is None or not self._ready.done():
+            return None  # workers still starting (spawn, imports): no page waits for them
         try:
             return await asyncio.wrap_future(pool.submit(_read_in_worker, fetched))
         except BrokenProcessPool:
@@ -124,6 +125,8 @@ class LocalInvoker:
         if self._pool is None:
             assert self._make_pool is not None
             self._pool = self._make_pool()
+        if self._ready is None:
+            self._ready = self._pool.submit(_warm)
         return self._pool
 
     def process(self, page: CrawledPage) -> None:
