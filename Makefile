@@ -13,7 +13,7 @@ URL     ?=
 OUT     ?=
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 
-.PHONY: help setup fixtures crawl demo test test-unit test-contract test-integration test-infra test-e2e lint bench synth deploy destroy clean
+.PHONY: help setup fixtures crawl demo lock layer openapi test test-unit test-contract test-integration test-infra test-e2e lint bench synth deploy destroy clean
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -59,6 +59,21 @@ bench: setup fixtures ## benchmarks: printed ratios, never asserted
 	$(BIN)/python -m bench.crawl
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.coldstart
+
+# The Lambda runtime of infra/pipeline.py (RUNTIME, ARCHITECTURE); tests/infra checks it.
+LAMBDA_PYTHON   := 3.13
+LAMBDA_PLATFORM := aarch64-manylinux2014
+
+lock: setup ## resolve layers/deps/requirements.txt into requirements.lock (hashes) for Lambda
+	$(BIN)/uv pip compile layers/deps/requirements.txt --quiet --generate-hashes \
+		--python-version $(LAMBDA_PYTHON) --python-platform $(LAMBDA_PLATFORM) \
+		--custom-compile-command "make lock" --output-file layers/deps/requirements.lock
+
+layer: setup ## build the dependency layer from the lock (pip --require-hashes) into cdk.out/layer
+	$(BIN)/python -m infra.bundling cdk.out/layer
+
+openapi: setup ## write docs/openapi.yaml's JobRequest and Options from the options model
+	$(BIN)/python -m mdcrawl.service.schema docs/openapi.yaml
 
 synth: setup ## synthesize the CDK app into cdk.out
 	$(BIN)/python app.py

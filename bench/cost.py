@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mdcrawl.names import EnvVar
+from mdcrawl.names import cap_env
 
 from bench.harness import S3_PUT_CLASS, Harness, Meter, job_summary, start
 from tests.support.server import serve_directory
@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         # The service's hosted caps (infra config) would refuse a big benchmark job.
         env = stack.runtimes["api"]._environ
         assert env is not None
-        env.update({EnvVar.MAX_PAGES.value: str(max(args.max_pages, 2000)),
-                    EnvVar.BUDGET_SECONDS.value: "3600"})
+        env.update({cap_env("max_pages"): str(max(args.max_pages, 2000)),
+                    cap_env("budget_s"): "3600"})
         harness = Harness(stack, async_workers=max(16, args.concurrency * 2))
         # The handlers' metrics (Powertools prints EMF lines) go to stderr: stdout
         # carries the one JSON line.

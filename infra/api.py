@@ -3,11 +3,16 @@ that throttles per key, request validation (JSON schema for POST /jobs), access 
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import aws_cdk as cdk
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+from mdcrawl.options import OptionLimits, Profile
+from mdcrawl.service.schema import request_schema
 
 from .config import Settings
 from .nag import acknowledge
@@ -32,34 +37,26 @@ THROTTLE_RATE, THROTTLE_BURST, DAILY_QUOTA = 10, 20, 10_000
 
 
 def job_request_schema(settings: Settings) -> apigw.JsonSchema:
-    """POST /jobs body: docs/openapi.yaml's JobRequest (a test keeps them in step), with
-    the caps this stack's context sets (the functions enforce the same ones)."""
-    T = apigw.JsonSchemaType
-    S = apigw.JsonSchema
-    globs = S(type=T.ARRAY, max_items=50, items=S(type=T.STRING, min_length=1, max_length=500))
-    return S(
-        schema=apigw.JsonSchemaVersion.DRAFT4,
-        title="JobRequest",
-        type=T.OBJECT,
-        required=["url"],
-        additional_properties=False,
-        properties={
-            "url": S(type=T.STRING, min_length=1, max_length=2048),
-            "job_id": S(type=T.STRING, pattern="^[A-Za-z0-9_-]{8,64}$"),
-            "max_pages": S(type=T.INTEGER, minimum=1, maximum=settings.max_pages),
-            "max_depth": S(type=T.INTEGER, minimum=0, maximum=100),
-            "budget_s": S(
-                type=T.NUMBER, minimum=0, exclusive_minimum=True, maximum=settings.budget_seconds
-            ),
-            "concurrency": S(type=T.INTEGER, minimum=1, maximum=16),
-            "include": globs,
-            "exclude": globs,
-            "max_age_s": S(type=T.NUMBER, minimum=0),
-            "no_cache": S(type=T.BOOLEAN),
-            "ignore_robots": S(type=T.BOOLEAN),
-            "max_tokens": S(type=T.INTEGER, minimum=200),  # the parts result
-        },
-    )
+    """POST /jobs body: the schema derived from the options model (docs/openapi.yaml's
+    JobRequest), with the caps this stack's context sets (the functions enforce the same)."""
+    limits = OptionLimits.of(Profile.HOSTED, **settings.caps)
+    draft4 = {"schema": apigw.JsonSchemaVersion.DRAFT4, "title": "JobRequest"}
+    return to_api_gateway({**draft4, **request_schema(limits)})
+
+
+def to_api_gateway(node: dict[str, Any]) -> apigw.JsonSchema:
+    """A JSON schema dict as CDK's ``JsonSchema`` (camelCase keys become snake_case)."""
+    kwargs: dict[str, Any] = {}
+    for key, value in node.items():
+        name = re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+        if key == "type":
+            value = apigw.JsonSchemaType[value.upper()]
+        elif key == "properties":
+            value = {k: to_api_gateway(v) for k, v in value.items()}
+        elif key == "items":
+            value = to_api_gateway(value)
+        kwargs[name] = value
+    return apigw.JsonSchema(**kwargs)
 
 
 class RestApi(Construct):

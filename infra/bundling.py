@@ -1,8 +1,11 @@
 """Lambda layer assets built on this machine, without Docker.
 
-The dependency layer is ``pip install --target python/`` for the Lambda platform
+The dependency layer is ``pip install --require-hashes --target python/`` of
+``layers/deps/requirements.lock`` (every package pinned with its hashes; ``make lock``
+resolves it from requirements.txt for the Lambda platform) for the Lambda platform
 (manylinux2014 wheels of the runtime's CPython, ``--only-binary``: nothing compiles
-here). CDK calls :meth:`PipLayerBundler.try_bundle`; it returns True, so CDK never
+here): a deploy installs the very files that were resolved and tested. CDK calls
+:meth:`PipLayerBundler.try_bundle`; it returns True, so CDK never
 falls back to the Docker image named in ``BundlingOptions``.
 """
 
@@ -23,6 +26,7 @@ from aws_cdk import aws_lambda as lambda_
 # and could pair a layer botocore with the runtime's boto3; they are removed after pip.
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil"})
 
+LOCK = "requirements.lock"  # in layers/deps/, beside the requirements.txt it resolves
 PLATFORMS = {
     lambda_.Architecture.ARM_64.name: "manylinux2014_aarch64",
     lambda_.Architecture.X86_64.name: "manylinux2014_x86_64",
@@ -47,6 +51,7 @@ class PipLayerBundler:
                 "--quiet",
                 "--disable-pip-version-check",
                 "--no-compile",
+                "--require-hashes",
                 "-r",
                 str(self.requirements),
                 "--target",
@@ -94,11 +99,9 @@ def prune_distributions(target: Path, names: frozenset[str]) -> list[str]:
 def dependency_layer_code(
     requirements_dir: Path, runtime: lambda_.Runtime, architecture: lambda_.Architecture
 ) -> lambda_.Code:
-    """The dependency layer: re-bundled only when ``requirements.txt`` changes."""
+    """The dependency layer: re-bundled only when the folder (the lock) changes."""
     python_version = runtime.name.removeprefix("python")
-    bundler = PipLayerBundler(
-        requirements_dir / "requirements.txt", python_version, PLATFORMS[architecture.name]
-    )
+    bundler = PipLayerBundler(requirements_dir / LOCK, python_version, PLATFORMS[architecture.name])
     return lambda_.Code.from_asset(
         str(requirements_dir),
         asset_hash_type=cdk.AssetHashType.SOURCE,
@@ -112,3 +115,18 @@ def code_layer_code(common_dir: Path) -> lambda_.Code:
     return lambda_.Code.from_asset(
         str(common_dir), exclude=["**/__pycache__", "**/*.pyc", "**/*.egg-info"]
     )
+
+
+def main(out_dir: str) -> None:
+    """``make layer``: the dependency layer as the stack deploys it, into ``out_dir``."""
+    from .pipeline import ARCHITECTURE, RUNTIME
+
+    root = Path(__file__).resolve().parents[1] / "layers" / "deps"
+    python_version = RUNTIME.name.removeprefix("python")
+    bundler = PipLayerBundler(root / LOCK, python_version, PLATFORMS[ARCHITECTURE.name])
+    bundler.try_bundle(out_dir, image=None)
+    print(f"{out_dir}/python: the dependency layer ({python_version}, {ARCHITECTURE.name})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

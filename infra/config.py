@@ -1,6 +1,10 @@
 """The limits a team tunes, read from CDK context (``cdk.json`` or ``-c key=value``) and
 validated at synth, so a typo fails ``cdk synth`` with a clear message instead of
-deploying a broken stack."""
+deploying a broken stack.
+
+The caps on crawl options (``max_pages``, ``budget_s``...: the most a caller may ask for)
+are not declared here: each capped option of ``mdcrawl.options`` is a context key of the
+same name, its default the hosted cap and its bounds the option's own."""
 
 from __future__ import annotations
 
@@ -9,12 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from constructs import Node
+from mdcrawl.options import CrawlOptionsModel, Model, check_value, hosted_caps
 
 # key -> (default, minimum, maximum); integers only.
 _INT_LIMITS: dict[str, tuple[int, int, int]] = {
-    "budget_seconds": (300, 60, 3600),  # the longest job budget a caller may ask for
-    "max_pages": (2000, 1, 100_000),  # the page cap a caller may ask for
-    "concurrency": (8, 1, 64),  # parallel crawler invocations per orchestrator slice
     "retention_days": (7, 1, 3650),  # job outputs (S3 jobs/), job records, events
     "cache_retention_days": (30, 1, 3650),  # cached bodies and markdown (S3 cache/)
     "log_retention_days": (30, 1, 3653),
@@ -28,11 +30,13 @@ class ConfigError(ValueError):
     """A context value is missing its shape or range; the message names key and rule."""
 
 
+# Keys that were renamed: a stale cdk.json must fail, not be silently ignored.
+_RENAMED = {"budget_seconds": "budget_s"}
+
+
 @dataclass(frozen=True)
 class Settings:
-    budget_seconds: int
-    max_pages: int
-    concurrency: int
+    caps: dict[str, float]  # crawl option -> the most a caller may ask for (options.py)
     retention_days: int
     cache_retention_days: int
     log_retention_days: int
@@ -49,12 +53,17 @@ class Settings:
 
     @classmethod
     def from_context(cls, node: Node) -> Settings:
-        return cls.from_mapping({key: node.try_get_context(key) for key in _KEYS})
+        keys = (*_KEYS, *hosted_caps(), *_RENAMED)
+        return cls.from_mapping({key: node.try_get_context(key) for key in keys})
 
     @classmethod
-    def from_mapping(cls, raw: dict[str, Any]) -> Settings:
+    def from_mapping(cls, raw: dict[str, Any], options: Model = CrawlOptionsModel) -> Settings:
+        for old, new in _RENAMED.items():
+            if raw.get(old) is not None:
+                raise ConfigError(f"context '{old}' is now called '{new}'")
         ints = {key: _int(key, raw.get(key), *limits) for key, limits in _INT_LIMITS.items()}
         return cls(
+            caps=_caps(raw, options),
             **ints,
             stage=_choice(raw, "stage", "prod", _STAGE.match, "lowercase letters, digits, '-'"),
             log_level=_choice(raw, "log_level", "INFO", _LOG_LEVELS.__contains__, str(_LOG_LEVELS)),
@@ -62,6 +71,21 @@ class Settings:
             cors_origins=_origins(raw.get("cors_origins")),
             reserved_concurrency=_reserved(raw.get("reserved_concurrency")),
         )
+
+
+def _caps(raw: dict[str, Any], options: Model) -> dict[str, float]:
+    """Each capped option's cap: the context's value (checked as a value of the option:
+    same type, same bounds) or the hosted default."""
+    caps = hosted_caps(options)
+    for name in caps:
+        value = raw.get(name)
+        if value is None:
+            continue
+        try:
+            caps[name] = check_value(options.model_fields[name], value)
+        except ValueError as exc:
+            raise ConfigError(f"context '{name}' must be a valid {name}: {exc}") from None
+    return caps
 
 
 def _int(key: str, value: Any, default: int, low: int, high: int) -> int:

@@ -22,6 +22,7 @@ from mdcrawl.names import (
     BlobPrefix,
     EnvVar,
     Table,
+    cap_env,
 )
 from mdcrawl.pipeline.templating import TEMPLATE_NAME
 
@@ -198,9 +199,7 @@ class Pipeline(Construct):
         return {
             **{env.value: storage.tables[table].table_name for table, env in TABLE_ENV.items()},
             EnvVar.BUCKET.value: storage.bucket.bucket_name,
-            EnvVar.MAX_PAGES.value: str(s.max_pages),
-            EnvVar.BUDGET_SECONDS.value: str(s.budget_seconds),
-            EnvVar.CONCURRENCY.value: str(s.concurrency),
+            **{cap_env(option): str(cap) for option, cap in s.caps.items()},
             EnvVar.RETENTION_DAYS.value: str(s.retention_days),
             EnvVar.CACHE_RETENTION_DAYS.value: str(s.cache_retention_days),
             "POWERTOOLS_SERVICE_NAME": f"mdcrawl-{name}",

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+
 import aws_cdk as cdk
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -118,7 +120,7 @@ class JobStateMachine(Construct):
             "Machine",
             definition_body=sfn.DefinitionBody.from_chainable(orchestrate),
             state_machine_type=sfn.StateMachineType.STANDARD,
-            timeout=cdk.Duration.seconds(settings.budget_seconds + DRAIN_ALLOWANCE_S),
+            timeout=cdk.Duration.seconds(math.ceil(settings.caps["budget_s"]) + DRAIN_ALLOWANCE_S),
             tracing_enabled=True,
             # Payloads are job ids and step names only: safe to log in full.
             logs=sfn.LogOptions(

@@ -12,15 +12,17 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from mdcrawl.options import hosted_caps
 
 from infra.config import ConfigError, Settings
 
 from .conftest import ROOT, SKIP_BUNDLING, STACK, Synth, run_app
 
 REQUIREMENTS = ROOT / "layers" / "deps" / "requirements.txt"
+LOCK = ROOT / "layers" / "deps" / "requirements.lock"
 # In the layer but not in pyproject's [project].dependencies: the aws extra without boto3
 # (the Lambda runtime ships boto3/botocore; see the comment in requirements.txt).
-AWS_EXTRA_IN_LAYER = {"aws-lambda-powertools", "aws-xray-sdk"}
+AWS_EXTRA_IN_LAYER = {"aws-lambda-powertools", "aws-xray-sdk", "pydantic-settings"}
 AWS_EXTRA_NOT_IN_LAYER = {"boto3", "botocore"}
 # In the layer only: wrapt (the X-Ray SDK's dependency), pinned to what tests run with.
 LAYER_ONLY = {"wrapt"}
@@ -49,17 +51,18 @@ def test_layer_requirements_pin_the_same_versions_as_pyproject() -> None:
 
 def test_defaults_come_from_cdk_json() -> None:
     s = Settings.from_mapping({})
-    assert (s.budget_seconds, s.max_pages, s.stage) == (300, 2000, "prod")
+    assert s.caps == hosted_caps() and s.stage == "prod"
 
 
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("budget_seconds", "five", "'budget_seconds' must be an integer"),
-        ("budget_seconds", 10, "'budget_seconds' must be between 60 and 3600"),
-        ("max_pages", 0, "'max_pages' must be between"),
-        ("max_pages", True, "'max_pages' must be an integer"),
-        ("concurrency", 1000, "'concurrency' must be between"),
+        ("budget_s", "five", "'budget_s' must be a valid budget_s"),
+        ("budget_s", 0.5, "greater than or equal to 1"),
+        ("budget_seconds", 300, "'budget_seconds' is now called 'budget_s'"),
+        ("max_pages", 0, "'max_pages' must be a valid max_pages"),
+        ("max_pages", True, "not true/false"),
+        ("concurrency", 1000, "less than or equal to 64"),
         ("retention_days", -1, "'retention_days' must be"),
         ("stage", "Prod!", "'stage' must be"),
         ("log_level", "LOUD", "'log_level' must be"),
@@ -77,13 +80,13 @@ def test_bad_context_is_rejected_with_a_clear_message(
 
 
 def test_cli_style_string_numbers_are_accepted() -> None:
-    assert Settings.from_mapping({"max_pages": "50"}).max_pages == 50
+    assert Settings.from_mapping({"max_pages": "50"}).caps["max_pages"] == 50
 
 
 def test_synth_fails_on_a_bad_context_value(tmp_path: Path) -> None:
     done = run_app(tmp_path, {"aws:cdk:bundling-stacks": [], "max_pages": -5})
     assert done.returncode != 0
-    assert "context 'max_pages' must be between 1 and 100000, got -5" in done.stderr
+    assert "context 'max_pages' must be a valid max_pages: Input should be greater than or equal to 1" in done.stderr
 
 
 def test_reserved_concurrency_reaches_the_named_functions_only(tmp_path: Path) -> None:
@@ -126,7 +129,7 @@ def test_dependency_layer_bundles_aarch64_wheels_without_docker(tmp_path: Path) 
     from infra.pipeline import ARCHITECTURE, RUNTIME
 
     bundler = PipLayerBundler(
-        REQUIREMENTS, RUNTIME.name.removeprefix("python"), PLATFORMS[ARCHITECTURE.name]
+        LOCK, RUNTIME.name.removeprefix("python"), PLATFORMS[ARCHITECTURE.name]
     )
     assert bundler.try_bundle(str(tmp_path), image=None) is True
     layer = tmp_path / "python"
@@ -152,7 +155,7 @@ def test_every_handler_imports_with_only_the_layers_and_the_runtime_boto3(tmp_pa
     from infra.bundling import PipLayerBundler
     from infra.pipeline import FUNCTIONS
 
-    PipLayerBundler(REQUIREMENTS, "3.13", "manylinux2014_x86_64").try_bundle(
+    PipLayerBundler(LOCK, "3.13", "manylinux2014_x86_64").try_bundle(
         str(tmp_path / "deps"), image=None
     )
     runtime = tmp_path / "runtime"

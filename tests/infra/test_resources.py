@@ -7,9 +7,12 @@ from typing import Any
 
 import yaml
 from mdcrawl.adapters.aws.schema import SCHEMAS, TTL_ATTRIBUTE
-from mdcrawl.names import TABLE_ENV, BlobPrefix, EnvVar
+from mdcrawl.names import TABLE_ENV, BlobPrefix, EnvVar, cap_env
+from mdcrawl.options import OptionLimits, Profile
+from mdcrawl.service.schema import request_schema
 
 from infra.api import ROUTES as REST_ROUTES
+from infra.config import Settings
 from infra.pipeline import FUNCTIONS
 from infra.websocket import ROUTES as WS_ROUTES
 from tests.support.cfn import label, render
@@ -17,6 +20,7 @@ from tests.support.cfn import label, render
 from .conftest import ROOT, Synth
 
 CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
+CAPS = Settings.from_mapping(CONTEXT).caps  # cdk.json, else the options' hosted caps
 
 
 def keys(schema: list[dict[str, str]]) -> list[str]:
@@ -107,8 +111,8 @@ def test_functions_runtime_arch_logs_tracing_memory_timeout(synth: Synth) -> Non
         assert len(props["Layers"]) == 2
         env = props["Environment"]["Variables"]
         assert {e.value for e in TABLE_ENV.values()} <= set(env), name
-        assert env[EnvVar.BUDGET_SECONDS] == str(CONTEXT["budget_seconds"])
-        assert env[EnvVar.MAX_PAGES] == str(CONTEXT["max_pages"])
+        for option, cap in CAPS.items():  # every capped option of mdcrawl.options
+            assert env[cap_env(option)] == str(cap), (name, option)
         assert env["POWERTOOLS_SERVICE_NAME"] == f"mdcrawl-{name}"
         assert {"POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_NAMESPACE"} <= set(env)
 
@@ -116,7 +120,7 @@ def test_functions_runtime_arch_logs_tracing_memory_timeout(synth: Synth) -> Non
 def test_timeouts_nest_budget_over_orchestrator_over_crawler(synth: Synth) -> None:
     fns = functions(synth)
     # The orchestrator runs slices shorter than the job budget (the machine loops)...
-    assert fns["orchestrator"]["Timeout"] < CONTEXT["budget_seconds"]
+    assert fns["orchestrator"]["Timeout"] < CAPS["budget_s"]
     # ...and a slice can always wait out one crawler invocation.
     assert fns["crawler"]["Timeout"] < fns["orchestrator"]["Timeout"]
     assert fns["api"]["Timeout"] <= 29 and fns["websocket"]["Timeout"] <= 29
@@ -194,8 +198,11 @@ def test_post_jobs_validates_its_body_against_the_model(synth: Synth) -> None:
     model = synth.props(post["RequestModels"]["application/json"]["Ref"])
     schema = model["Schema"]
     assert schema["required"] == ["url"] and schema["additionalProperties"] is False
-    assert schema["properties"]["max_pages"]["maximum"] == CONTEXT["max_pages"]
-    assert schema["properties"]["budget_s"]["maximum"] == CONTEXT["budget_seconds"]
+    for option, cap in CAPS.items():
+        assert schema["properties"][option]["maximum"] == cap
+    # the rest is the schema docs/openapi.yaml holds, under this stack's caps
+    limits = OptionLimits.of(Profile.HOSTED, **CAPS)
+    assert set(schema["properties"]) == set(request_schema(limits)["properties"])
 
 
 def test_post_jobs_model_matches_the_openapi_job_request(synth: Synth) -> None:

@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from mdcrawl.names import TABLE_ENV, EnvVar
+from mdcrawl.names import TABLE_ENV, EnvVar, cap_env
 from mdcrawl.runtime.aws import AwsRuntime
 
 from infra.asl import definition_json, load_template
@@ -133,9 +133,9 @@ def function_env(aws: MotoAws, arns: dict[str, str], machine_arn: str) -> dict[s
         EnvVar.STATE_MACHINE_ARN.value: machine_arn,
         EnvVar.WEBSOCKET_ENDPOINT.value: WS_ENDPOINT,
         EnvVar.ALLOW_NETWORKS.value: "127.0.0.0/8",
-        EnvVar.BUDGET_SECONDS.value: "300",
-        EnvVar.MAX_PAGES.value: "2000",
-        EnvVar.CONCURRENCY.value: "8",
+        cap_env("budget_s"): "300",
+        cap_env("max_pages"): "2000",
+        cap_env("concurrency"): "8",
         EnvVar.EVENT_BUS.value: "default",
     })
     return env

@@ -9,7 +9,9 @@ import pytest
 from mdcrawl.errors import InvalidInput
 from mdcrawl.library.tools import CrawlRequest, DocsTools
 from mdcrawl.models import CrawlOptions
-from mdcrawl.service.models import ServiceLimits
+from mdcrawl.options import OptionLimits, Profile
+
+CAP = OptionLimits.of(Profile.SERVE).caps["max_pages"]
 
 
 def _served(root: Path, checked: list[str]) -> DocsTools:
@@ -18,7 +20,7 @@ def _served(root: Path, checked: list[str]) -> DocsTools:
 
 def test_a_served_crawl_over_the_cap_is_refused_before_anything_is_fetched(tmp_path: Path):
     checked: list[str] = []
-    request = CrawlRequest("http://127.0.0.1:9/", max_pages=ServiceLimits.max_pages + 1)
+    request = CrawlRequest("http://127.0.0.1:9/", max_pages=CAP + 1)
     with pytest.raises(InvalidInput, match="at most"):
         _served(tmp_path, checked).crawl(request, lambda job: None)
     assert checked == []  # refused before the URL was even looked at
@@ -26,9 +28,9 @@ def test_a_served_crawl_over_the_cap_is_refused_before_anything_is_fetched(tmp_p
 
 def test_defaults_are_the_hosted_cap_when_served_and_the_cli_default_on_stdio(tmp_path: Path):
     assert _served(tmp_path, [])._max_pages(None) == min(
-        CrawlOptions.max_pages, ServiceLimits.max_pages
+        CrawlOptions.max_pages, CAP
     )
     assert DocsTools(tmp_path)._max_pages(None) == CrawlOptions.max_pages
-    assert DocsTools(tmp_path)._max_pages(ServiceLimits.max_pages * 3) == ServiceLimits.max_pages * 3
+    assert DocsTools(tmp_path)._max_pages(CAP * 3) == CAP * 3
     with pytest.raises(InvalidInput):
         DocsTools(tmp_path)._max_pages(0)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from mdcrawl.models import JobStatus
-from mdcrawl.names import EnvVar
+from mdcrawl.names import EnvVar, cap_env
 from mdcrawl.runtime.aws import AwsSettings, describe_error, slice_end
 
 from tests.support.sfn import FakeContext, OfflineStack, offline_stack
@@ -30,10 +30,12 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_settings_come_from_the_env_names() -> None:
     env = {var.value: f"t-{var.name.lower()}" for var in EnvVar if var.name.endswith("_TABLE")}
     env.update({EnvVar.BUCKET.value: "b", EnvVar.ALLOW_NETWORKS.value: "127.0.0.0/8, ::1/128",
-                EnvVar.MAX_PAGES.value: "50", EnvVar.BUDGET_SECONDS.value: "120"})
+                cap_env("max_pages"): "50", cap_env("budget_s"): "120"})
     settings = AwsSettings.from_env(env)
     assert settings.allow_networks == ("127.0.0.0/8", "::1/128")
-    assert settings.limits.max_pages == 50 and settings.limits.budget_s == 120.0
+    assert settings.limits.options.caps["max_pages"] == 50
+    assert settings.limits.options.caps["budget_s"] == 120.0
+    assert settings.limits.options.caps["concurrency"] == 16  # the hosted default
     with pytest.raises(RuntimeError, match="not configured"):
         settings.require("crawler_function")
     with pytest.raises(RuntimeError, match=EnvVar.BUCKET.value):

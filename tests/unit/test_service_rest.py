@@ -11,6 +11,7 @@ import pytest
 from mdcrawl.errors import StoreError
 from mdcrawl.models import EventType, JobStatus, PageRecord, PageStatus
 from mdcrawl.names import job_key
+from mdcrawl.options import OptionLimits, Profile
 from mdcrawl.service import ServiceLimits
 
 from tests.unit.test_service_support import Api, make_api
@@ -64,7 +65,7 @@ def test_post_creates_seeds_and_starts_the_job(api: Api) -> None:
 
 
 def test_options_map_onto_crawl_options_and_defaults_respect_the_caps(tmp_path: Path) -> None:
-    api = make_api(tmp_path, ServiceLimits(max_pages=100, budget_s=60, allow_ignore_robots=True))
+    api = make_api(tmp_path, ServiceLimits(OptionLimits.of(Profile.SERVE, max_pages=100, budget_s=60)))
     body = {"url": START, "no_cache": True, "ignore_robots": True, "max_age_s": 5, "budget_s": 30}
     job_id = api.call("POST", "/jobs", body).json()["job_id"]
 

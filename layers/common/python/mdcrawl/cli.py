@@ -8,7 +8,7 @@ import logging
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,13 @@ from .client import cli_commands as client_commands
 from .errors import InvalidInput
 from .library import cli_commands as library_commands
 from .models import CrawlOptions, JobStatus
+from .option_flags import add_option_arguments, model_from_arguments
+from .options import OptionLimits, Profile
 from .runtime.local import LocalRun, RunResult, default_out_dir, run_crawl
 from .serve import cli_commands as serve_commands
 from .urls import split_credentials, validate_start_url
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-DEFAULTS = CrawlOptions()
 
 DESCRIPTION = "Turn a documentation site into clean, LLM-ready markdown."
 CRAWL_EPILOG = """\
@@ -54,20 +55,6 @@ examples:
   mdcrawl crawl https://docs.python-requests.org/en/latest/
   mdcrawl crawl https://example.com/docs/ --out ./docs-md --max-pages 200 --exclude 'api/**'
 """
-
-
-def _bounded(kind: Callable[[str], float], low: float, high: float | None = None):
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < low or (high is not None and value > high):
-            limit = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            raise argparse.ArgumentTypeError(f"must be {limit}, not {text}")
-        return value
-
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,63 +88,7 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="DIR",
         help="output folder (default: ./mdcrawl-out/<site-host-and-path>/)",
     )
-    crawl.add_argument(
-        "--max-pages",
-        type=_bounded(int, 1),
-        default=DEFAULTS.max_pages,
-        metavar="N",
-        help="stop discovering after N URLs (default: %(default)s)",
-    )
-    crawl.add_argument(
-        "--max-depth",
-        type=_bounded(int, 0),
-        default=DEFAULTS.max_depth,
-        metavar="N",
-        help="links followed from the start page (default: %(default)s)",
-    )
-    crawl.add_argument(
-        "--budget",
-        type=_bounded(float, 1),
-        default=DEFAULTS.budget_s,
-        metavar="SECONDS",
-        help="time budget; when it ends, what was fetched is delivered, "
-        "marked truncated (default: %(default)g)",
-    )
-    crawl.add_argument(
-        "--concurrency",
-        type=_bounded(int, 1, 64),
-        default=DEFAULTS.concurrency,
-        metavar="N",
-        help="requests in flight per host (default: %(default)s)",
-    )
-    crawl.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only crawl paths matching GLOB (repeatable; see scope below)",
-    )
-    crawl.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="never crawl paths matching GLOB (repeatable)",
-    )
-    crawl.add_argument(
-        "--max-age",
-        type=_bounded(float, 0),
-        default=DEFAULTS.max_age_s,
-        metavar="SECONDS",
-        help="a cached page younger than this is not fetched again; older ones "
-        "are revalidated (default: %(default)g)",
-    )
-    crawl.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="fetch every page again (the cache is still refreshed)",
-    )
-    crawl.add_argument("--ignore-robots", action="store_true", help="do not honour robots.txt")
+    add_option_arguments(crawl)  # every crawl option, from options.py
     crawl.add_argument(
         "--quiet",
         "-q",
@@ -170,63 +101,36 @@ def _add_crawl(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="DIR",
         help="cache and crawl state (default: $XDG_CACHE_HOME/mdcrawl or ~/.cache/mdcrawl)",
     )
-    crawl.add_argument(
-        "--no-generator-rules",
-        action="store_true",
-        help="use no per-generator rule: the site's learned template and generic cascade only",
-    )
     crawl.add_argument("--verbose", "-v", action="store_true", help="log warnings")
     _add_library_options(crawl)
     crawl.set_defaults(handler=crawl_command)
 
 
 def _add_library_options(crawl: argparse.ArgumentParser) -> None:
-    """The docs library and context-window options of `mdcrawl crawl`."""
+    """The docs library option of `mdcrawl crawl` (the crawl options come from options.py)."""
     crawl.add_argument(
         "--label",
         metavar="NAME",
         help="the version's name in the library (default: from the URL, else the date)",
     )
-    crawl.add_argument(
-        "--max-tokens",
-        type=_bounded(int, 200),
-        metavar="N",
-        help="also write docs-001.md... parts of at most N tokens (estimated: chars / 4)",
-    )
-    crawl.add_argument(
-        "--prefer-native",
-        action="store_true",
-        help="use a page's own markdown twin (page.md beside page.html) when the site has "
-        "them (probed on the start page; one more request per page)",
-    )
 
 
 def options_from(args: argparse.Namespace) -> CrawlOptions:
-    return CrawlOptions(
-        max_pages=int(args.max_pages),
-        max_depth=int(args.max_depth),
-        budget_s=float(args.budget),
-        concurrency=int(args.concurrency),
-        include=tuple(args.include),
-        exclude=tuple(args.exclude),
-        max_age_s=float(args.max_age),
-        use_cache=not args.no_cache,
-        respect_robots=not args.ignore_robots,
-        max_tokens=int(args.max_tokens) if args.max_tokens else None,
-        prefer_native=bool(args.prefer_native),
-        generator_rules=not args.no_generator_rules,
-    )
+    """``InvalidInput`` for what only the whole can tell (more globs than allowed)."""
+    chosen = model_from_arguments(args)
+    return CrawlOptions(**OptionLimits.of(Profile.LOCAL).core_options(chosen))
 
 
 def crawl_command(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR)
     try:
         url, auth = split_credentials(validate_start_url(args.url))
+        options = options_from(args)
         out_dir = args.out or default_out_dir(url)
         check_out_dir(out_dir)
     except InvalidInput as exc:
         return _error(str(exc), EXIT_USAGE)
-    run = LocalRun(url, options_from(args), out_dir, args.cache_dir, args.label, auth=auth)
+    run = LocalRun(url, options, out_dir, args.cache_dir, args.label, auth=auth)
     reporter = make_reporter(sys.stderr, quiet=args.quiet)
     started = time.monotonic()
     try:

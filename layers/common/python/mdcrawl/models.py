@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .options import core_defaults
+
 # Bumped whenever extraction or markdown output changes, so the markdown cache
 # (keyed by content hash + this) never serves output of an older converter.
 CONVERTER_VERSION = "7"
@@ -42,28 +44,33 @@ class PageStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+# The defaults of what a person or a client can set come from options.py (the one
+# declaration of the crawl options, their bounds and help); the rest are internal.
+_DEFAULT = core_defaults()
+
+
 @dataclass(frozen=True)
 class CrawlOptions:
-    """What a user can tune for one crawl (CLI flags and POST /jobs body alike)."""
+    """What one crawl runs with (CLI flags and POST /jobs body alike, via options.py)."""
 
-    max_pages: int = 10_000
-    max_depth: int = 50
-    budget_s: float = 300.0
-    concurrency: int = 8  # per host
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_age_s: float = 86400.0  # a cached page younger than this is not fetched again
-    use_cache: bool = True
-    respect_robots: bool = True
+    max_pages: int = _DEFAULT["max_pages"]
+    max_depth: int = _DEFAULT["max_depth"]
+    budget_s: float = _DEFAULT["budget_s"]
+    concurrency: int = _DEFAULT["concurrency"]  # per host
+    include: tuple[str, ...] = _DEFAULT["include"]
+    exclude: tuple[str, ...] = _DEFAULT["exclude"]
+    max_age_s: float = _DEFAULT["max_age_s"]  # a cached page younger than this is not fetched
+    use_cache: bool = _DEFAULT["use_cache"]
+    respect_robots: bool = _DEFAULT["respect_robots"]
     max_page_bytes: int = 10 * 1024 * 1024
     max_redirects: int = 10
     timeout_s: float = 20.0
     retries: int = 3
-    max_tokens: int | None = None  # also write docs-001.md… parts of at most this many tokens
-    prefer_native: bool = False  # use a page's markdown twin (page.md) when the site has one
+    max_tokens: int | None = _DEFAULT["max_tokens"]  # also write docs-001.md… parts
+    prefer_native: bool = _DEFAULT["prefer_native"]  # use a page's markdown twin (page.md)
     # Off: no per-generator rule from selectors.py; the site's learned template and the
     # generic cascade alone find every page's content.
-    generator_rules: bool = True
+    generator_rules: bool = _DEFAULT["generator_rules"]
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}

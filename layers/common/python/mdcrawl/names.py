@@ -30,8 +30,18 @@ CONNECTIONS_JOB_INDEX = "by_job"
 TTL_ATTRIBUTE = "expires_at"
 
 
+ENV_PREFIX = "MDCRAWL_"
+
+
+def cap_env(option: str) -> str:
+    """The variable that carries a capped crawl option's cap (options.py) to the
+    functions: ``MDCRAWL_MAX_PAGES``, ``MDCRAWL_BUDGET_S``..."""
+    return f"{ENV_PREFIX}{option.upper()}"
+
+
 class EnvVar(StrEnum):
-    """Environment variables the Lambda functions read (only in runtime/aws.py)."""
+    """Environment variables the Lambda functions read (runtime/settings.py), besides one
+    per capped crawl option (``cap_env``)."""
 
     JOBS_TABLE = "MDCRAWL_JOBS_TABLE"
     FRONTIER_TABLE = "MDCRAWL_FRONTIER_TABLE"
@@ -46,9 +56,6 @@ class EnvVar(StrEnum):
     WEBSOCKET_ENDPOINT = "MDCRAWL_WEBSOCKET_ENDPOINT"
     # Hosts/CIDRs the crawler may reach despite the SSRF guard (tests use 127.0.0.1).
     ALLOW_NETWORKS = "MDCRAWL_ALLOW_NETWORKS"
-    MAX_PAGES = "MDCRAWL_MAX_PAGES"
-    BUDGET_SECONDS = "MDCRAWL_BUDGET_SECONDS"
-    CONCURRENCY = "MDCRAWL_CONCURRENCY"
     RETENTION_DAYS = "MDCRAWL_RETENTION_DAYS"
     # Days a cached body/markdown lives in S3 (the bucket's lifecycle rule): cache entries
     # should not outlive the body they point to.

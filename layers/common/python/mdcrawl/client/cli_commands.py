@@ -8,20 +8,13 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..option_flags import add_option_arguments, given_options
+
 if TYPE_CHECKING:
     from .api import Endpoint
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
-# `mdcrawl submit` flag -> POST /jobs field; flags left out take the service's defaults.
-SUBMIT_FIELDS = {
-    "max_pages": "max_pages",
-    "max_depth": "max_depth",
-    "budget": "budget_s",
-    "concurrency": "concurrency",
-    "max_age": "max_age_s",
-    "job_id": "job_id",
-}
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,15 +46,8 @@ def _add_submit(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     cmd.add_argument("url", metavar="URL", help="the site's start page")
     _add_client_args(cmd)
-    cmd.add_argument("--max-pages", type=int, metavar="N")
-    cmd.add_argument("--max-depth", type=int, metavar="N")
-    cmd.add_argument("--budget", type=float, metavar="SECONDS")
-    cmd.add_argument("--concurrency", type=int, metavar="N")
-    cmd.add_argument("--max-age", type=float, metavar="SECONDS")
-    cmd.add_argument("--include", action="append", default=[], metavar="GLOB")
-    cmd.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    cmd.add_argument("--no-cache", action="store_true")
-    cmd.add_argument("--ignore-robots", action="store_true")
+    # the crawl options (options.py); one left out takes the service's default
+    add_option_arguments(cmd, given_only=True)
     cmd.add_argument("--job-id", metavar="ID", help="choose the id (a retried submit reuses it)")
     cmd.add_argument("--idempotency-key", metavar="KEY")
     cmd.add_argument("--watch", action="store_true", help="then follow its progress")
@@ -81,18 +67,9 @@ def _add_watch(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def submit_body(args: argparse.Namespace) -> dict[str, Any]:
-    body: dict[str, Any] = {"url": args.url}
-    for flag, field in SUBMIT_FIELDS.items():
-        if getattr(args, flag) is not None:
-            body[field] = getattr(args, flag)
-    if args.include:
-        body["include"] = args.include
-    if args.exclude:
-        body["exclude"] = args.exclude
-    if args.no_cache:
-        body["no_cache"] = True
-    if args.ignore_robots:
-        body["ignore_robots"] = True
+    body: dict[str, Any] = {"url": args.url, **given_options(args)}
+    if args.job_id is not None:
+        body["job_id"] = args.job_id
     return body
 
 

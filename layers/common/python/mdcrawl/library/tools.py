@@ -15,9 +15,9 @@ from pathlib import Path
 from ..adapters.local import open_local_stores
 from ..errors import CrawlFailed, InvalidInput
 from ..models import CrawlOptions, Job, JobStatus
+from ..options import OptionLimits, Profile
 from ..pipeline.jobs import JobDeps, cancel_job, get_job
 from ..runtime.local import LocalRun, RunResult, default_out_dir, run_crawl
-from ..service.models import ServiceLimits
 from .store import Library
 
 OUTPUTS_DIR = "library-out"  # under the cache folder: where crawls asked for by agents go
@@ -78,7 +78,7 @@ class DocsTools:
     def _max_pages(self, asked: int | None) -> int:
         """The CLI's default on stdio; served to others (serve's /mcp, which passes
         ``check_url``), the hosted page cap, as POST /jobs has it: no unbounded crawl."""
-        cap = ServiceLimits.max_pages if self._check_url is not None else None
+        cap = OptionLimits.of(Profile.SERVE).caps["max_pages"] if self._check_url else None
         default = min(CrawlOptions.max_pages, cap) if cap is not None else CrawlOptions.max_pages
         pages = asked if asked is not None else default
         if pages < 1:

@@ -25,6 +25,7 @@ from ..models import (
     PageRecord,
     PageStatus,
     Scope,
+    UrlState,
 )
 from ..names import BlobPrefix
 from ..ports import BlobStore, CrawlRequest
@@ -199,15 +200,14 @@ def crawled_page(
     )
 
 
-def unconverted_record(
-    job_id: str, item: FrontierItem, status: PageStatus, reason: str
-) -> PageRecord:
-    """The manifest line of a URL that never became a page: failed or skipped, and why."""
+def unconverted_record(job_id: str, item: FrontierItem, state: UrlState, reason: str) -> PageRecord:
+    """The manifest line of a URL that never became a page: skipped (a URL left out on
+    purpose) or failed (anything else, a lost one too), and why."""
     return PageRecord(
         job_id=job_id,
         url=item.url,
         url_hash=item.url_hash,
-        status=status,
+        status=PageStatus.SKIPPED if state is UrlState.SKIPPED else PageStatus.FAILED,
         order=item.order,
         reason=reason,
         sitemap_rank=item.sitemap_rank,

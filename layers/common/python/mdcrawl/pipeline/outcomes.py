@@ -94,8 +94,8 @@ def record_unfetched(
     run: RunState, item: FrontierItem, state: UrlState, outcome: CrawlOutcome, ports: OutcomePorts
 ) -> None:
     """A failed or skipped URL still gets a manifest line, with its reason."""
-    status = PageStatus.FAILED if state is UrlState.FAILED else PageStatus.SKIPPED
-    record = unconverted_record(run.job.job_id, item, status, outcome.reason)
+    record = unconverted_record(run.job.job_id, item, state, outcome.reason)
+    status = record.status
     if ports.pages.put(record):
         counter = "failed" if status is PageStatus.FAILED else "skipped"
         ports.jobs.add_counters(run.job.job_id, **{counter: 1})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import CrawledPage, FrontierItem, PageRecord, PageStatus, UrlState
+from ..models import CrawledPage, FrontierItem, PageRecord, UrlState
 from ..ports import ContentCache, Frontier, PageStore
 from .fetching import crawled_page, unconverted_record
 
@@ -46,5 +46,4 @@ def _refetched(job_id: str, item: FrontierItem, cache: ContentCache) -> CrawledP
 
 
 def _failure_record(job_id: str, item: FrontierItem) -> PageRecord:
-    status = PageStatus.SKIPPED if item.state is UrlState.SKIPPED else PageStatus.FAILED
-    return unconverted_record(job_id, item, status, item.reason or "lost")
+    return unconverted_record(job_id, item, item.state, item.reason or "lost")

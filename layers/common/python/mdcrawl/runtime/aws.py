@@ -24,7 +24,6 @@ from typing import Any, BinaryIO
 
 import boto3
 from botocore.config import Config
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..adapters.aws.calls import call
 from ..adapters.aws.hostlease import HostLeases, LeasedFetcher
@@ -39,7 +38,7 @@ from ..adapters.aws.stores import AwsStores, aws_stores
 from ..errors import StoreError
 from ..fetch import HttpxFetcher
 from ..models import CrawledPage, Event, EventType, FrontierItem, Scope, UrlState
-from ..names import CRAWL_SPILL, TABLE_ENV, EnvVar, Table, job_key
+from ..names import CRAWL_SPILL, Table, job_key
 from ..netguard import AddressGuard
 from ..pipeline.crawl import CrawlDeps, crawl_batch, crawl_item
 from ..pipeline.finalize import WAIT, FinalizeDeps, fail, finalize
@@ -50,9 +49,10 @@ from ..pipeline.process import _record_failure as record_failure
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse, EventLog, Frontier
 from ..service.deps import ApiDeps, WsDeps
-from ..service.models import ServiceLimits
+from ..service.results import content_type
 from ..service.ws import fan_out
 from ..urls import in_scope, normalize_url
+from .settings import AwsSettings
 
 log = logging.getLogger(__name__)
 
@@ -67,74 +67,6 @@ CRAWL_STOP_MARGIN_S = 5.0
 # died between marking a URL done and invoking the processor).
 REPROCESS_AFTER_S = 180.0
 MAX_REHANDS = 2
-
-
-class AwsSettings(BaseModel):
-    """Everything the functions read from the environment (set by infra/pipeline.py)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tables: dict[Table, str]
-    bucket: str
-    crawler_function: str = ""
-    processor_function: str = ""
-    state_machine_arn: str = ""
-    websocket_endpoint: str = ""
-    usage_plan_id: str = ""
-    event_bus: str = ""
-    allow_networks: tuple[str, ...] = ()
-    max_pages: int = Field(default=2000, ge=1)
-    budget_seconds: float = Field(default=300.0, gt=0)
-    concurrency: int = Field(default=8, ge=1)
-    retention_days: float = Field(default=7.0, gt=0)
-    # How long a cache entry outlives its freshness (its validators still make the next
-    # fetch a conditional GET); S3 expires cache/ objects after the same number of days.
-    cache_retention_days: float = Field(default=30.0, gt=0)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> AwsSettings:
-        def get(var: EnvVar) -> str | None:
-            value = environ.get(var.value)
-            return value.strip() if value is not None and value.strip() else None
-
-        missing = [env.value for env in (*TABLE_ENV.values(), EnvVar.BUCKET) if not get(env)]
-        if missing:
-            raise RuntimeError(f"environment variables not set: {', '.join(missing)}")
-        raw: dict[str, Any] = {
-            "tables": {table: get(env) for table, env in TABLE_ENV.items()},
-            "bucket": get(EnvVar.BUCKET),
-            "crawler_function": get(EnvVar.CRAWLER_FUNCTION),
-            "processor_function": get(EnvVar.PROCESSOR_FUNCTION),
-            "state_machine_arn": get(EnvVar.STATE_MACHINE_ARN),
-            "websocket_endpoint": get(EnvVar.WEBSOCKET_ENDPOINT),
-            "usage_plan_id": get(EnvVar.USAGE_PLAN_ID),
-            "event_bus": get(EnvVar.EVENT_BUS),
-            "allow_networks": _split(get(EnvVar.ALLOW_NETWORKS)),
-            "max_pages": get(EnvVar.MAX_PAGES),
-            "budget_seconds": get(EnvVar.BUDGET_SECONDS),
-            "concurrency": get(EnvVar.CONCURRENCY),
-            "retention_days": get(EnvVar.RETENTION_DAYS),
-            "cache_retention_days": get(EnvVar.CACHE_RETENTION_DAYS),
-        }
-        return cls.model_validate({k: v for k, v in raw.items() if v is not None})
-
-    def require(self, name: str) -> str:
-        value = getattr(self, name)
-        if not value:
-            raise RuntimeError(f"setting {name!r} is not configured for this function")
-        return str(value)
-
-    @property
-    def limits(self) -> ServiceLimits:
-        return ServiceLimits(
-            max_pages=self.max_pages, budget_s=self.budget_seconds, concurrency=self.concurrency
-        )
-
-
-def _split(value: str | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 class FanOutEventLog:
@@ -470,13 +402,6 @@ def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:
 
 
 # --- the orchestrator function's steps (state machine payload -> answer) ---------------
-OUTPUT_TYPES = {
-    ".md": "text/markdown; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".jsonl": "application/x-ndjson",
-}
-
-
 def run_step(
     event: Mapping[str, Any], ports: OrchestratorPorts, remaining_ms: int
 ) -> dict[str, Any]:
@@ -582,9 +507,7 @@ def give_up_processing(page: CrawledPage, ports: OrchestratorPorts) -> None:
 
 
 def _open_output(blobs: Any, job_id: str, name: str) -> AbstractContextManager[BinaryIO]:
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    content_type = OUTPUT_TYPES.get(suffix, "application/octet-stream")
-    return blobs.writer(job_key(job_id, name), content_type)  # type: ignore[no-any-return]
+    return blobs.writer(job_key(job_id, name), content_type(name))  # type: ignore[no-any-return]
 
 
 def describe_error(error: Any) -> str:

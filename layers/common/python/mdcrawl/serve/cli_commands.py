@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InvalidInput
+from ..option_flags import add_cap_arguments, caps_from_arguments
 from ..runtime.local import cache_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -30,7 +31,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
     )
     cmd.add_argument(
-        "--port", type=int, default=8000, help="port (default: %(default)s; 0: any free)"
+        "--port", type=_port, default=8000, help="port (default: %(default)s; 0: any free)"
     )
     cmd.add_argument(
         "--cache-dir",
@@ -55,7 +56,15 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "metadata addresses are refused",
     )
     cmd.add_argument("--verbose", "-v", action="store_true", help="log warnings")
+    caps = cmd.add_argument_group("caps", "the most a job may ask for (options.py's hosted caps)")
+    add_cap_arguments(caps)  # type: ignore[arg-type]
     cmd.set_defaults(handler=serve_command)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is 0-65535")
+    return int(text)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -73,6 +82,7 @@ def serve_command(args: argparse.Namespace) -> int:
         cache_dir=cache_root(args.cache_dir),
         api_key=args.api_key or new_api_key(),
         allow_hosts=tuple(args.allow_hosts),
+        caps=caps_from_arguments(args),
     )
     try:
         asyncio.run(serve(config))

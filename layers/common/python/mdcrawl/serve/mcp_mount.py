@@ -15,18 +15,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
 from ..service.deps import UrlChecker
 from ..service.http import ApiError
-from .asgi import (
-    API_KEY_HEADER,
-    LOCAL_OWNER,
-    Receive,
-    Scope,
-    Send,
-    headers_of,
-    owner_for,
-    send_response,
-)
+from .keys import LOCAL_OWNER, owner_for, presented_key
 
 MCP_PATH = "/mcp"
 
@@ -45,26 +40,15 @@ class McpMount:
         self._app: Any = self._server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
         self._api_key = api_key
 
-    @staticmethod
-    def handles(path: str) -> bool:
-        return path == MCP_PATH or path.startswith(MCP_PATH + "/")
-
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self._server.session_manager.run():
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if owner_for(_presented_key(scope), self._api_key) != LOCAL_OWNER:
-            error = ApiError(401, "unauthorized", "send the API key in x-api-key")
-            await send_response(send, error.response())
+        presented = presented_key(Headers(scope=scope), bearer=True)
+        if owner_for(presented, self._api_key) != LOCAL_OWNER:
+            answer = ApiError(401, "unauthorized", "send the API key in x-api-key").response()
+            await Response(answer.body, answer.status, answer.headers)(scope, receive, send)
             return
         await self._app(scope, receive, send)
-
-
-def _presented_key(scope: Scope) -> str | None:
-    headers = {k.lower(): v for k, v in headers_of(scope).items()}
-    if API_KEY_HEADER in headers:
-        return headers[API_KEY_HEADER]
-    scheme, _, token = headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None

@@ -33,7 +33,7 @@ from ..runtime.workers import (
 )
 from ..service.results import PAGES_ZIP
 from ..urls import scope_for
-from .asgi import LOCAL_OWNER
+from .keys import LOCAL_OWNER
 
 log = logging.getLogger(__name__)
 RESUME_SCAN_LIMIT = 100_000

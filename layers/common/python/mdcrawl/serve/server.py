@@ -1,6 +1,6 @@
 """`mdcrawl serve`: compose the local stores, the job runner, the WebSocket hub and the
 ASGI app, and serve them on one port with uvicorn (HTTP/1.1 via h11, WebSocket via
-websockets' sans-I/O protocol): the lightest well-kept stack that speaks both."""
+websockets' sans-I/O protocol) under a Starlette app (app.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ import contextlib
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+import anyio.from_thread
 import uvicorn
 
 from ..adapters.local import LocalStores, open_local_stores
+from ..options import OptionLimits, Profile
 from ..service import ApiDeps, ServiceLimits, WsDeps
 from ..service.deps import UrlChecker
 from .app import ServeApp
@@ -26,8 +28,6 @@ from .hub import Hub, QueuePusher
 from .mcp_mount import McpMount, mcp_available
 from .runner import JobRunner
 
-# The hosted caps, except that the machine's owner may ignore robots.txt as the CLI can.
-LOCAL_LIMITS = ServiceLimits(allow_ignore_robots=True)
 STATE_DIR = "serve"  # under the cache folder: never mixed with the CLI's own jobs
 
 
@@ -38,6 +38,7 @@ class ServeConfig:
     cache_dir: Path = Path(".")
     api_key: str = ""
     allow_hosts: tuple[str, ...] = ()  # CIDRs and/or "public"; empty: public addresses only
+    caps: Mapping[str, float] = field(default_factory=dict)  # over the hosted caps
 
 
 @dataclass
@@ -67,8 +68,32 @@ def url_checker(allow_hosts: tuple[str, ...]) -> UrlChecker:
     return StartUrlCheck(serve_guard(allow_hosts))
 
 
+def on_loop(start: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``start`` run on the event loop's thread, whichever thread calls (the runner's
+    tasks belong to the loop; a REST request is answered in a worker thread)."""
+
+    def call(job_id: str) -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return bool(anyio.from_thread.run_sync(start, job_id))
+        return start(job_id)
+
+    return call
+
+
+def serve_limits(caps: Mapping[str, float]) -> ServiceLimits:
+    """options.py's serve profile: the hosted caps (``mdcrawl serve --max-pages N``...
+    changes them), and the machine's owner may ignore robots.txt as the CLI can."""
+    return ServiceLimits(OptionLimits.of(Profile.SERVE, **caps))
+
+
 def build_app(
-    stores: LocalStores, runner: JobRunner, api_key: str, check_url: UrlChecker | None = None
+    stores: LocalStores,
+    runner: JobRunner,
+    api_key: str,
+    check_url: UrlChecker | None = None,
+    caps: Mapping[str, float] | None = None,
 ) -> ServeApp:
     blobs = stores.blobs
     assert isinstance(blobs, SignedBlobStore)
@@ -79,9 +104,9 @@ def build_app(
         stores.events,
         blobs,
         stores.clock,
-        start_job=runner.start,
+        start_job=on_loop(runner.start),  # REST runs in worker threads (serve/app.py)
         check_url=check_url or url_checker(()),
-        limits=LOCAL_LIMITS,
+        limits=serve_limits(caps or {}),
     )
     pusher = QueuePusher()
     ws_deps = WsDeps(stores.jobs, stores.events, stores.connections, pusher, stores.clock)
@@ -103,7 +128,7 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     guard = serve_guard(config.allow_hosts)  # the start URL and every request after it
     runner = JobRunner(stores, root, guard)
     check_url = StartUrlCheck(guard)
-    app = build_app(stores, runner, config.api_key, check_url)
+    app = build_app(stores, runner, config.api_key, check_url, config.caps)
     if mcp_available():  # /mcp: the library's MCP tools, same key, same host allow-list
         app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url)
     uv = uvicorn.Config(

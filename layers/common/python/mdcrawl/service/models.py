@@ -1,23 +1,23 @@
 """Pydantic models at the API edge: what a client may send, what it gets back.
 
-Hosted limits are not read here (no env): a ``ServiceLimits`` value is passed in by
-the composition root, and ``JobRequest.parse`` checks a request against it. Bounds that
-never change (a page count is at least 1) live on the fields themselves.
+The crawl options are ``options.CrawlOptionsModel`` (declared once, with their bounds):
+``JobRequest`` is that model plus the start URL and an optional job id. Hosted limits are
+not read here (no env): a ``ServiceLimits`` value is passed in by the composition root,
+and ``JobRequest.parse`` checks a request against its caps.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from ..models import CrawlOptions, Job, JobStatus
+from ..options import CrawlOptionsModel, OptionLimits, Profile, request_values
 
 JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
 MAX_URL_LENGTH = 2048
-MAX_GLOBS = 50
-MAX_GLOB_LENGTH = 500
 ResultFormat = Literal["markdown", "llms", "manifest", "pages", "llms_full", "chunks", "parts"]
 RESULT_FORMATS: tuple[str, ...] = (
     "markdown",
@@ -32,14 +32,12 @@ RESULT_FORMATS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ServiceLimits:
-    """What one service instance allows (hosted caps; ``mdcrawl serve`` may loosen them)."""
+    """What one service instance allows: the options' caps (options.py: the hosted
+    profile by default; ``mdcrawl serve`` and a deployment may change them) and the API's
+    own limits."""
 
-    max_pages: int = 5000
-    max_depth: int = 100
-    budget_s: float = 3600.0
-    concurrency: int = 16
+    options: OptionLimits = field(default_factory=lambda: OptionLimits.of(Profile.HOSTED))
     max_body_bytes: int = 64 * 1024
-    allow_ignore_robots: bool = False  # hosted mode honours robots.txt, always
     link_expires_s: int = 900  # lifetime of a pre-signed result URL
     list_limit: int = 100  # most jobs GET /jobs returns
     events_limit: int = 1000  # most events one GET /jobs/{id}/events returns
@@ -57,33 +55,20 @@ class MalformedJson(RequestInvalid):
     pass
 
 
-class _Strict(BaseModel):
-    # Strict: "10" is not a page count and true is not 1; unknown fields are a typo.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+class JobRequest(CrawlOptionsModel):
+    """The body of ``POST /jobs``: a start URL and the crawl options (options.py)."""
 
-
-class JobRequest(_Strict):
-    """The body of ``POST /jobs``: a start URL and the CLI's crawl options."""
-
-    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
-    job_id: str | None = Field(default=None, pattern=JOB_ID_PATTERN)
-    max_pages: int | None = Field(default=None, ge=1)
-    max_depth: int | None = Field(default=None, ge=0)
-    budget_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    concurrency: int | None = Field(default=None, ge=1)
-    include: tuple[str, ...] = Field(default=(), max_length=MAX_GLOBS)
-    exclude: tuple[str, ...] = Field(default=(), max_length=MAX_GLOBS)
-    max_age_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    no_cache: bool = False
-    ignore_robots: bool = False
-    max_tokens: int | None = Field(default=None, ge=200)  # also the docs-001.md… parts
-
-    @model_validator(mode="after")
-    def _globs_are_short(self) -> JobRequest:
-        for pattern in (*self.include, *self.exclude):
-            if not pattern or len(pattern) > MAX_GLOB_LENGTH:
-                raise ValueError(f"include/exclude patterns must be 1-{MAX_GLOB_LENGTH} chars")
-        return self
+    not_options: ClassVar[tuple[str, ...]] = ("url", "job_id")
+    url: str = Field(
+        min_length=1,
+        max_length=MAX_URL_LENGTH,
+        description="http(s) start URL; its folder is the crawl's scope",
+    )
+    job_id: str | None = Field(
+        default=None,
+        pattern=JOB_ID_PATTERN,
+        description="client-chosen id (makes the POST idempotent)",
+    )
 
     @classmethod
     def parse(cls, body: bytes, limits: ServiceLimits) -> JobRequest:
@@ -96,41 +81,16 @@ class JobRequest(_Strict):
         return request
 
     def check_limits(self, limits: ServiceLimits) -> None:
-        caps = (
-            ("max_pages", self.max_pages, limits.max_pages),
-            ("max_depth", self.max_depth, limits.max_depth),
-            ("budget_s", self.budget_s, limits.budget_s),
-            ("concurrency", self.concurrency, limits.concurrency),
-        )
-        details = [
-            {"field": name, "message": f"must be at most {cap} on this service"}
-            for name, value, cap in caps
-            if value is not None and value > cap
-        ]
-        if self.ignore_robots and not limits.allow_ignore_robots:
-            details.append({"field": "ignore_robots", "message": "not allowed on this service"})
+        given = {name: getattr(self, name) for name in self.model_fields_set}
+        for name in self.not_options:
+            given.pop(name, None)
+        details = limits.options.problems(given, type(self))
         if details:
             raise RequestInvalid(_summary(details), details)
 
     def to_options(self, limits: ServiceLimits) -> CrawlOptions:
         """The crawl options: given values, else the defaults lowered to the service caps."""
-        base = CrawlOptions()
-        return CrawlOptions(
-            max_pages=_pick(self.max_pages, base.max_pages, limits.max_pages),
-            max_depth=_pick(self.max_depth, base.max_depth, limits.max_depth),
-            budget_s=float(_pick(self.budget_s, base.budget_s, limits.budget_s)),
-            concurrency=_pick(self.concurrency, base.concurrency, limits.concurrency),
-            include=self.include,
-            exclude=self.exclude,
-            max_age_s=base.max_age_s if self.max_age_s is None else float(self.max_age_s),
-            use_cache=not self.no_cache,
-            respect_robots=not self.ignore_robots,
-            max_tokens=self.max_tokens,
-        )
-
-
-def _pick(given: Any, default: Any, cap: Any) -> Any:
-    return given if given is not None else min(default, cap)
+        return CrawlOptions(**limits.options.core_options(self))
 
 
 def _translate(exc: ValidationError) -> RequestInvalid:
@@ -157,18 +117,7 @@ def _summary(details: list[dict[str, str]]) -> str:
 
 def request_options(options: CrawlOptions) -> dict[str, Any]:
     """A job's options in the shape a client sent them (the inverse of ``to_options``)."""
-    return {
-        "max_pages": options.max_pages,
-        "max_depth": options.max_depth,
-        "budget_s": options.budget_s,
-        "concurrency": options.concurrency,
-        "include": list(options.include),
-        "exclude": list(options.exclude),
-        "max_age_s": options.max_age_s,
-        "no_cache": not options.use_cache,
-        "ignore_robots": not options.respect_robots,
-        "max_tokens": options.max_tokens,
-    }
+    return request_values(options.to_dict())
 
 
 class JobLinks(BaseModel):

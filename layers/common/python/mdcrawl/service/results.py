@@ -21,21 +21,39 @@ PAGES_ZIP = "pages.zip"
 PARTS_ZIP = "parts.zip"
 
 
+# The content type of every output, by suffix: S3 objects (runtime/aws.py) and serve's
+# downloads (serve/app.py) are typed from this one table.
+CONTENT_TYPES = {
+    ".md": "text/markdown; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".jsonl": "application/x-ndjson",
+    ".zip": "application/zip",
+}
+
+
+def content_type(name: str) -> str:
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return CONTENT_TYPES.get(suffix, "application/octet-stream")
+
+
 @dataclass(frozen=True)
 class ResultFile:
     name: str  # file name under jobs/{id}/, also the download's name
-    content_type: str
+
+    @property
+    def content_type(self) -> str:
+        return content_type(self.name)
 
 
 RESULT_FILES: dict[str, ResultFile] = {
-    "markdown": ResultFile("docs.md", "text/markdown; charset=utf-8"),
-    "llms": ResultFile("llms.txt", "text/plain; charset=utf-8"),
-    "manifest": ResultFile("manifest.jsonl", "application/x-ndjson"),
-    "pages": ResultFile(PAGES_ZIP, "application/zip"),
+    "markdown": ResultFile("docs.md"),
+    "llms": ResultFile("llms.txt"),
+    "manifest": ResultFile("manifest.jsonl"),
+    "pages": ResultFile(PAGES_ZIP),
     # written by agent_outputs.py beside docs.md: the full text, and the search chunks
-    "llms_full": ResultFile("llms-full.txt", "text/plain; charset=utf-8"),
-    "chunks": ResultFile("chunks.jsonl", "application/x-ndjson"),
-    "parts": ResultFile(PARTS_ZIP, "application/zip"),  # with max_tokens: docs-001.md…
+    "llms_full": ResultFile("llms-full.txt"),
+    "chunks": ResultFile("chunks.jsonl"),
+    "parts": ResultFile(PARTS_ZIP),  # with max_tokens: docs-001.md…
 }
 
 
