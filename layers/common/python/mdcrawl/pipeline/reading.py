@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from ..convert import convert_document
 from ..document import bounded, parse_unbounded
-from ..models import CrawledPage, FrontierItem
+from ..models import ConvertedPage, CrawledPage, FrontierItem
+from ..template import SiteTemplate
 from . import templating
 from .fetching import body_key, page_links, store_body, tree_page_links
 from .process import ProcessDeps, cache_converted, generator_rules, markdown_cache_key
@@ -53,17 +54,24 @@ def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, .
     key = markdown_cache_key(page, template, rules)
     if deps.blobs.exists(key):
         return content_hash, page_links(fetched.body, page.final_url, page.encoding)
-    document = parse_unbounded(fetched.body, page.encoding)
+    links, converted = _links_and_markdown(fetched.body, page, template, rules)
+    if converted is not None:  # the tree is gone by now: its memory and the JSON's never add up
+        cache_converted(deps.blobs, key, converted)
+    return content_hash, links
+
+
+def _links_and_markdown(
+    body: bytes, page: CrawledPage, template: SiteTemplate | None, rules: bool
+) -> tuple[tuple[str, ...], ConvertedPage | None]:
+    document = parse_unbounded(body, page.encoding)
     # Read off the tree the crawler alone reads (``page_links``), before it is bounded
     # and pruned: the same links whichever side read the page.
     links = tree_page_links(document.root, page.final_url)
     try:
-        converted = convert_document(bounded(document), page.final_url, template, rules)
+        return links, convert_document(bounded(document), page.final_url, template, rules)
     except Exception as exc:  # noqa: BLE001 - the process step records the failure
         log.warning("conversion of %s failed while reading it: %r", page.final_url, exc)
-        return content_hash, links
-    cache_converted(deps.blobs, key, converted)
-    return content_hash, links
+        return links, None
 
 
 def _crawled(fetched: Fetched, content_hash: str) -> CrawledPage:
