@@ -51,112 +51,42 @@ ISSUE_TARGETS = {
 
 # Sites that miss a target today (table), and the regression floors they are held to
 # instead: (mean, 5th percentile), upper bounds for chrome_leak and raw_html; a 5th
-# percentile below the target is held at today's level too. Measured with the
-# converter on main (generator rules on) on the capped crawls of tests/support/sites.py.
-# Node.js, Haddock and Texinfo match no rule (structural #content / readability): theirs
-# are rules-off numbers. gtk-doc has no rule of its own but writes DocBook XSL markup, so
-# the DocBook rule fires on glib: a true rules-off number for it needs the rules-off flag.
+# percentile below the target is held at today's level too. Measured 2026-11-26 with
+# generator rules on, on the capped crawls of tests/support/sites.py. Node.js, Haddock
+# and Texinfo match no rule (the learned template finds their content): theirs are
+# rules-off numbers. gtk-doc writes DocBook XSL markup, so the DocBook rule fires on glib.
 #
 #   site           metric           mean     p5      target    miss
-#   aeson          precision        0.862  0.686   >= 0.95    -0.088
-#   aeson          links            0.412  0.000   >= 0.95    -0.538
-#   aeson          raw_html         0.007  0.064   <= 0.005   +0.002
-#   cargo          headings         0.789  0.372   >= 0.95    -0.161
-#   cargo          links            0.846  0.667   >= 0.95    -0.104
-#   cargo          raw_html         0.108  0.266   <= 0.005   +0.103
-#   celery         precision        0.930  0.619   >= 0.95    -0.020
-#   celery         links            0.361  0.000   >= 0.95    -0.589
-#   commons-lang3  links            0.679  0.312   >= 0.95    -0.270
-#   commons-lang3  raw_html         0.069  0.381   <= 0.005   +0.064
-#   django         links            0.596  0.110   >= 0.95    -0.354
-#   flask          links            0.576  0.000   >= 0.95    -0.374
-#   git            links            0.932  0.588   >= 0.95    -0.017
-#   git            raw_html         0.054  0.140   <= 0.005   +0.049
-#   glib           chrome_leak      0.012  0.043   <= 0.01    +0.002
-#   glib           code_verbatim    0.934  0.700   >= 0.97    -0.036
-#   glib           links            0.688  0.276   >= 0.95    -0.262
-#   glib           raw_html         0.078  0.222   <= 0.005   +0.073
-#   lmdb           links            0.037  0.000   >= 0.95    -0.913
-#   lmdb           raw_html         0.027  0.139   <= 0.005   +0.022
-#   mkdocs         links            0.926  0.549   >= 0.95    -0.024
-#   nodejs         precision        0.837  0.470   >= 0.95    -0.113
-#   nodejs         chrome_leak      0.097  0.266   <= 0.01    +0.087
-#   nodejs         raw_html         0.050  0.122   <= 0.005   +0.045
-#   nodejs         titles           0.000  0.000   >= 0.95    -0.950
-#   pam            links            0.674  0.000   >= 0.95    -0.276
-#   postgresql     links            0.935  0.341   >= 0.95    -0.015
-#   python         links            0.901  0.400   >= 0.95    -0.049
-#   requests       links            0.793  0.121   >= 0.95    -0.157
-#   sbcl           recall           0.941  0.737   >= 0.97    -0.029
-#   sbcl           recall p5        0.737  0.737   >= 0.9     -0.163
-#   sbcl           precision        0.878  0.368   >= 0.95    -0.072
-#   sbcl           chrome_leak      0.041  0.250   <= 0.01    +0.031
-#   sbcl           headings         0.845  0.333   >= 0.95    -0.105
-#   sbcl           links            0.284  0.000   >= 0.95    -0.666
+#   aeson          recall p5        0.852  0.852   >= 0.9    -0.048
+#   aeson          precision        0.843  0.685   >= 0.95   -0.107
+#   aeson          chrome_leak      0.020  0.050   <= 0.01   +0.010
+#   aeson          links            0.903  0.557   >= 0.95   -0.047
+#   cargo          raw_html         0.009  0.080   <= 0.005  +0.004
+#   celery         precision        0.930  0.619   >= 0.95   -0.020
+#   commons-lang3  raw_html         0.006  0.014   <= 0.005  +0.001
+#   glib           chrome_leak      0.013  0.049   <= 0.01   +0.003
+#   sbcl           precision        0.928  0.667   >= 0.95   -0.022
+#
+# Link recall went up on every Sphinx site (celery 0.63 -> 0.99, django 0.93 -> 0.99,
+# requests 0.98 -> 1.0): signatures and inline code keep their cross-references as links,
+# and the gold of django and requests ignores the "[source]" viewcode link as celery's
+# and flask's do (whose XPath missed Sphinx 4's markup, the class on an inner span). Git
+# 0.95 -> 1.0: a link to the page itself may land on its title's anchor (scorer).
 REGRESSION_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
-    # aeson and nodejs match no rule, so the learned site template now finds their
-    # content: it drops the A-Z letter list every Haddock index page repeats (the gold
-    # counts it as content: recall p5 0.845, links 0.347), and Node.js pages lose their
-    # sidebar and TOC lines while their raw-HTML lines stay (share 0.075, p5 0.172).
+    # Haddock: the A-Z letter bar of every index page (the gold counts it as content,
+    # the template drops it: recall p5), the collapsed synopsis and "Source" links beside
+    # every signature (precision), and links into pages past the crawl cap.
     "aeson": {
-        "recall": (0.97, 0.84),
-        # layout tables (instance lists) are text now, and module pages titled
-        # "Documentation" get their URL's name above it (issue 8, parts 3-4)
-        "precision": (0.84, 0.65),
-        # the index pages' letter bar was an HTML table; flattened, its line counts as
-        # leaked chrome
-        "chrome_leak": (0.02, 0.06),
-        "code_verbatim": (0.97, 0.93),
-        "table_cells": (0.9, 0.57),
-        "links": (0.34, 0.0),
-        "raw_html": (0.02, 0.1),
+        "recall": (0.97, 0.85),
+        "precision": (0.84, 0.68),
+        "chrome_leak": (0.02, 0.05),
+        "links": (0.9, 0.55),
     },
-    "cargo": {
-        "precision": (0.95, 0.9),
-        "headings": (0.77, 0.34),
-        "links": (0.83, 0.63),
-        "raw_html": (0.12, 0.3),
-    },
-    "celery": {"precision": (0.91, 0.58), "links": (0.35, 0.0)},
-    "commons-lang3": {"headings": (0.95, 0.85), "links": (0.66, 0.28), "raw_html": (0.08, 0.42)},
-    "django": {"links": (0.58, 0.07)},
-    "flask": {"links": (0.56, 0.0)},
-    "git": {"links": (0.92, 0.55), "raw_html": (0.07, 0.18)},
-    "glib": {
-        "precision": (0.95, 0.89),
-        "chrome_leak": (0.03, 0.08),
-        "code_verbatim": (0.92, 0.67),
-        "headings": (0.95, 0.72),
-        "links": (0.67, 0.24),
-        "raw_html": (0.09, 0.26),
-    },
-    "lmdb": {"links": (0.02, 0.0), "raw_html": (0.04, 0.17)},
-    "mkdocs": {"precision": (0.95, 0.84), "links": (0.91, 0.51)},
-    "nodejs": {
-        "precision": (0.82, 0.43),
-        "chrome_leak": (0.11, 0.3),
-        "raw_html": (0.08, 0.18),
-        "titles": (0.0, 0.0),
-    },
-    "pam": {"links": (0.66, 0.0)},
-    "postgresql": {"links": (0.92, 0.31)},
-    "python": {"links": (0.89, 0.37)},
-    "requests": {"links": (0.78, 0.09)},
-    # links 0.94: an <a id> just above a heading ("...-with-the-dereference-operator",
-    # an old id kept by mdBook) now lands on that heading; the gold reads it as part of
-    # the section above (issue 8, part 5).
-    # p5 0.5: ch15-04/ch15-05 link to "...-turning-an-rct-into-a-weakt", GitHub's slug of
-    # "Turning an `Rc<T>` into a `Weak<T>`" (tests/support/linkcheck.py resolves it); the
-    # scorer drops "<T>" inside code spans and expects "...-rc-into-a-weak". To recheck.
-    "rust-book": {"headings": (0.95, 0.47), "links": (0.93, 0.5)},
-    "sbcl": {
-        "recall": (0.93, 0.7),
-        "precision": (0.86, 0.33),
-        "chrome_leak": (0.06, 0.29),
-        "headings": (0.83, 0.3),
-        "links": (0.27, 0.0),
-    },
-    "typer": {"precision": (0.95, 0.88)},
+    "cargo": {"raw_html": (0.01, 0.08)},
+    "celery": {"precision": (0.92, 0.61)},
+    "commons-lang3": {"raw_html": (0.01, 0.02)},
+    "glib": {"chrome_leak": (0.02, 0.05)},
+    "sbcl": {"precision": (0.92, 0.66)},
 }
 
 
@@ -206,31 +136,14 @@ def test_site_meets_its_fidelity_floors(name: str, tmp_path: Path) -> None:
 
 
 # With --no-generator-rules the learned site template and the generic cascade stand alone.
-# Measured 2026-11-26: flask, glib, lmdb, nodejs, python, rust-book and typer meet every
-# target as they do with rules; these sites are held where the generic engine is today
-# (the rules-on floors above still apply to every other metric). The gaps: DocBook
-# navigation tables and headers (pam, postgresql), rustdoc's sidebar (cargo), Javadoc's
-# headings, Sphinx "[source]" links inside code (requests).
+# Measured 2026-11-26: every site meets every target, or its rules-on floor above, but
+# rustdoc's (cargo) "source" links and version notes beside each item (precision 0.923,
+# p5 0.848; 0.906 before) and its raw-HTML share (0.007). Before: pam and postgresql
+# (DocBook navigation header and footer: precision 0.85, chrome leak 4-6 %, raw HTML
+# 2.6-3.6 %, now 0.99 / 0 / 0), commons-lang3 headings 0.59 (sections in bulleted lists,
+# now 1.0), requests code verbatim 0.467 ("[docs]" links inside code, now 1.0).
 RULES_OFF_FLOORS: dict[str, dict[str, tuple[float, float]]] = {
-    "cargo": {
-        "precision": (0.89, 0.69),
-    },
-    "commons-lang3": {
-        "headings": (0.58, 0.03),
-    },
-    "pam": {
-        "precision": (0.84, 0.0),
-        "chrome_leak": (0.05, 1.0),
-        "raw_html": (0.05, 1.0),
-    },
-    "postgresql": {
-        "precision": (0.85, 0.0),
-        "chrome_leak": (0.08, 1.0),
-        "raw_html": (0.04, 1.0),
-    },
-    "requests": {
-        "code_verbatim": (0.45, 0.0),
-    },
+    "cargo": {"precision": (0.92, 0.84), "raw_html": (0.01, 0.06)},
 }
 
 
@@ -258,3 +171,43 @@ def test_the_report_command_crawls_a_folder_and_scores_it(capsys: pytest.Capture
     assert "pages: 2   (gold: example)" in report
     assert main([str(here / "site"), "--start", "guide.html"]) == 0
     assert "generic fallback gold" in capsys.readouterr().out
+
+
+def next_chain_in_order(bundle: Path, root: Path, base_url: str) -> tuple[int, float]:
+    """(pairs, share): of the pages whose HTML names a next page (``rel=next``) that is
+    also in the bundle, the share that docs.md puts after them (the site's own order)."""
+    import json
+    from urllib.parse import urldefrag, urljoin
+
+    import lxml.html
+    from mdcrawl.fidelity.links import page_url
+    from mdcrawl.fidelity.site import html_file
+
+    lines = (bundle / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    pages = [e for e in map(json.loads, lines) if e.get("status") == "ok" and e.get("file")]
+    pages.sort(key=lambda e: e["order"])
+    position = {page_url(e["url"]): i for i, e in enumerate(pages)}
+    pairs = after = 0
+    for entry in pages:
+        html = html_file(root, base_url, entry["url"])
+        doc = lxml.html.document_fromstring(html.read_bytes()) if html else None
+        xpath = "//link[@rel='next']/@href | //a[@rel='next']/@href"
+        hrefs = doc.xpath(xpath) if doc is not None else []
+        target = page_url(urldefrag(urljoin(entry["url"], hrefs[0]))[0]) if hrefs else None
+        here = page_url(entry["url"])
+        if target in position and target != here:
+            pairs += 1
+            after += position[target] > position[here]
+    return pairs, after / pairs if pairs else 1.0
+
+
+@pytest.mark.parametrize("name", ["flask", "django"])
+def test_without_rules_docs_md_follows_the_sites_own_next_chain(name: str, tmp_path: Path):
+    """Rules off, no rule says which bar is navigation; the pages' rel=next chain is the
+    site's order (measured 2026-11-26: flask 1.0, django 0.96; 0.06 and 0.53 when a
+    guessed bar, Sphinx's "index | modules | next", ordered them)."""
+    site = require_site(name)
+    crawl_and_score(name, tmp_path, "--no-generator-rules")
+    # pages are found by URL path, served from the root
+    pairs, share = next_chain_in_order(tmp_path / "out", site.root, "http://127.0.0.1/")
+    assert pairs > 20 and share >= 0.95

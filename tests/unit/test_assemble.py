@@ -302,3 +302,12 @@ def test_links_to_a_duplicate_url_point_at_the_page_it_duplicates() -> None:
     assert "[home](#home-1)" in recorder.text("docs.md")  # "home" is the document title
     assert f"[gone]({ROOT}broken.html)" in recorder.text("docs.md")
     assert "[home](0001-index.md)" in recorder.text("pages/0002-other.md")
+
+
+def test_a_page_files_front_title_is_its_heading_as_read() -> None:
+    page = record("s.html", 0, "s", title="Struct m::S", words=3)
+    markdown = {"s": "# Struct [m](https://docs.example.org/docs/)::`S`\n\nA struct.\n"}
+    job = Job(job_id="j1", url=ROOT, options=CrawlOptions())
+    recorder = Recorder()
+    write_outputs(job, [page], lambda key: markdown[key], recorder.open)
+    assert recorder.text("pages/0001-s.md").startswith('---\ntitle: "Struct m::S"\n')

@@ -12,7 +12,8 @@ from mdcrawl.adapters.local import LocalStores, open_local_stores
 from mdcrawl.document import base_href, parse_document, parse_html, refresh_target, refresh_url
 from mdcrawl.links import extract_links
 from mdcrawl.models import CacheEntry, CrawlOptions, FrontierItem, Job
-from mdcrawl.pipeline import reading
+from mdcrawl.names import job_key
+from mdcrawl.pipeline import reading, templating
 from mdcrawl.pipeline.fetching import body_key, crawled_page, page_links, tree_page_links
 from mdcrawl.pipeline.process import ProcessDeps, markdown_cache_key, process_page
 from mdcrawl.pipeline.reading import Fetched, read_fetched
@@ -83,9 +84,14 @@ def _deps(stores: LocalStores) -> ProcessDeps:
     return ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
 
 
+def _settle_without_template(stores: LocalStores) -> None:
+    stores.blobs.put(job_key("j1", templating.TEMPLATE_NAME), templating.NO_TEMPLATE_JSON.encode())
+
+
 def test_a_read_page_is_stored_linked_and_converted_once(
     stores: LocalStores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _settle_without_template(stores)
     content_hash, links = read_fetched(_fetched(), _deps(stores))
     assert stores.blobs.get(body_key(content_hash)) == BODY
     assert links == page_links(BODY, URL)
@@ -99,9 +105,19 @@ def test_a_read_page_is_stored_linked_and_converted_once(
     assert b"# Hi" in (stores.blobs.get(record.markdown_key or "") or b"")
 
 
+def test_a_page_the_unsettled_template_may_change_is_left_to_the_process_step(
+    stores: LocalStores,
+) -> None:
+    content_hash, links = read_fetched(_fetched(), _deps(stores))
+    page = crawled_page("j1", _fetched().item, _entry(content_hash), from_cache=False)
+    assert links == page_links(BODY, URL)
+    assert not stores.blobs.exists(markdown_cache_key(page))  # not converted twice
+
+
 def test_a_page_that_fails_to_convert_still_gives_its_links(
     stores: LocalStores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _settle_without_template(stores)
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("converter bug")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 from mdcrawl import selectors as sel
@@ -106,6 +107,18 @@ def test_nav_skips_a_sidebar_that_only_lists_this_page():
     nav = extract_page(root, html, "https://r.example/user/quickstart.html").nav
     assert nav != ("https://r.example/user/quickstart.html",)
     assert "https://r.example/genindex.html" not in nav  # the "related" bar is not nav
+
+
+def test_without_rules_a_page_naming_its_neighbours_is_ordered_by_them():
+    """Rules off, Sphinx's "related" bar (role=navigation: index, modules, next,
+    previous) is no site navigation; the page's <link rel=prev/next> chain is."""
+    root, html = load("requests/quickstart.html")
+    url = "https://r.example/user/quickstart.html"
+    nav = extract_page(root, html, url, generator_rules=False).nav
+    prev, nxt = (
+        urljoin(url, root.xpath(f"//head/link[@rel='{rel}']/@href")[0]) for rel in ("prev", "next")
+    )
+    assert nav == (prev, url, nxt)
 
 
 def test_djangodocs_theme_region_is_the_yui_main_column():

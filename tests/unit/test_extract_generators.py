@@ -155,7 +155,10 @@ def test_javadoc_summary_grids_become_tables_and_layout_lists_vanish():
     md = convert("javadoc/BooleanUtils.html").markdown
     assert md.startswith("# Class BooleanUtils\n\nPackage\xa0[org.apache.commons.lang3](")
     assert "\n| Modifier and Type | Field | Description |\n| --- | --- | --- |\n" in md
-    assert "| `static final String` | `FALSE` | The false String `\"false\"`. |" in md
+    # code holding links keeps them: the type and the member stay cross-references
+    string = "[`String`](https://docs.oracle.com/javase/8/docs/api/java/lang/String.html)"
+    false = "[`FALSE`](https://j.example/api/org/apache/commons/lang3/BooleanUtils.html#FALSE)"
+    assert f"| `static final `{string} | {false} | The false String `\"false\"`. |" in md
     assert "\n## Method Summary\n" in md and "\n## Method Details\n" in md
     assert not re.search(r"^\s*- #", md, re.MULTILINE)  # no headings inside list items
     assert "BooleanUtils.and(true, true)         = true" in md

@@ -200,3 +200,16 @@ def test_without_a_manifest_title_the_first_h1_is_the_title(bundle: Path) -> Non
     assert score(bundle)["titles"] == 1.0
     edit(bundle, lambda md: md.replace("# API\n", "# Guide\n"), "pages/0002-api.md")
     assert score(bundle)["titles"] == 0.0  # two pages, different content, one title
+
+
+def test_a_link_to_the_page_itself_may_land_on_its_title_anchor() -> None:
+    """`[git-notes(1)](git-notes.html)` on git-notes.html: the page's top, or its title's
+    anchor (where the top is); another heading of the page is another place."""
+    html = (
+        '<html><body><div class="body"><h1>Notes</h1><p>See <a href="notes.html">notes</a>'
+        "</p><h2>Usage</h2><p>Use it.</p></div></body></html>"
+    )
+    url = BASE + "notes.html"
+    body = "# Notes\n\nSee [notes]({})\n\n## Usage\n\nUse it.\n"
+    assert score_page(html, url, body.format("#notes"))["links"].value == 1.0
+    assert score_page(html, url, body.format("#usage"))["links"].value == 0.0

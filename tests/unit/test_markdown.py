@@ -122,6 +122,18 @@ def test_sphinx_api_signatures_are_readable_code_lines():
     assert "**Parameters**" in md
 
 
+def test_a_signature_keeps_its_cross_references_as_links_around_its_code():
+    md = render(
+        '<dl class="py function"><dt class="sig sig-object py" id="m.abbr">'
+        '<span class="sig-prename">m.</span><span class="sig-name descname">abbr</span>('
+        '<em class="sig-param">S: <a class="reference external" href="https://py.test/str">'
+        '<span class="pre">str</span></a></em>) → <a href="https://py.test/str">str</a>'
+        '<a class="headerlink" href="#m.abbr">¶</a></dt><dd><p>Abbreviate.</p></dd></dl>'
+    )
+    link = "[`str`](https://py.test/str)"
+    assert md.startswith(f"`m.abbr(S: `{link}`) → `{link}\n")
+
+
 def test_plain_definition_list_keeps_term_and_definition():
     md = render("<dl><dt>Term</dt><dd><p>Meaning of it.</p></dd></dl>")
     assert "**Term**\n\nMeaning of it." in md
@@ -182,3 +194,36 @@ def test_soup_built_from_lxml_is_the_round_trip_soup():
             lxml.html.tostring(region, encoding="unicode"), "lxml", multi_valued_attributes=None
         )
         assert _soup_shape(soup_from_lxml(region)) == _soup_shape(reference)
+
+
+def test_a_script_control_drawn_as_a_glyph_goes_and_a_script_link_keeps_its_words() -> None:
+    html = (
+        '<div><p>Fold <a href="javascript:void(0)">[−]</a></p>'
+        '<p><a href="javascript:show()">Show all</a></p></div>'
+    )
+    text = render(html)
+    assert "[−]" not in text and "Show all" in text and "javascript" not in text
+
+
+def test_a_bulleted_list_of_sections_is_sections_and_a_numbered_one_keeps_numbers() -> None:
+    sections = (
+        '<ul class="members"><li><section><h2>Field Summary</h2><p>The fields.</p></section>'
+        "</li><li><section><h2>Method Summary</h2><p>The methods.</p></section></li></ul>"
+    )
+    text = render(sections + "<ul><li>a plain bullet</li></ul><ol><li><h3>Install</h3></li></ol>")
+    assert "## Field Summary\n" in text and "\n## Method Summary\n" in text
+    assert "- ## " not in text and "- a plain bullet" in text and "1. ### Install" in text
+
+
+def test_a_bracketed_link_inside_code_is_an_annotation_and_code_links_stay() -> None:
+    html = (
+        '<pre><a class="back" href="api.html#f">[docs]</a>def f(x: '
+        '<a href="str.html">str</a>): pass</pre>'
+    )
+    text = render(html)
+    assert "def f(x: str): pass" in text and "[docs]" not in text
+
+
+def test_inline_code_that_is_a_link_stays_a_link() -> None:
+    md = render('<p>A server (<code><a href="api.html#Server">Server</a></code>) and <code>x</code>.</p>')
+    assert "A server ([`Server`](https://x.example/docs/api.html#Server)) and `x`." in md

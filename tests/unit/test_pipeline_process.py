@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from mdcrawl.adapters.local import LocalStores, open_local_stores
 from mdcrawl.models import CrawledPage, CrawlOptions, EventType, Job, PageStatus
-from mdcrawl.pipeline import process
+from mdcrawl.names import job_key
+from mdcrawl.pipeline import process, templating
 from mdcrawl.pipeline.process import ProcessDeps, process_page
+from mdcrawl.template import NO_TEMPLATE_JSON
 
 BODY = (
     b"<html><head><title>T</title></head>"
@@ -21,8 +23,14 @@ def stores(tmp_path: Path):
     with open_local_stores(tmp_path) as opened:
         for job_id in ("j1", "j2"):
             opened.jobs.create(Job(job_id, "http://docs.test/", CrawlOptions()))
+            settled(opened, job_id)  # else a page no rule recognises waits for finalize
         opened.blobs.put("cache/bodies/h1", BODY)
         yield opened
+
+
+def settled(stores: LocalStores, job_id: str) -> None:
+    """The job's template has settled (on none: the site needs none)."""
+    stores.blobs.put(job_key(job_id, templating.TEMPLATE_NAME), NO_TEMPLATE_JSON.encode())
 
 
 def page(job_id: str = "j1", body_key: str = "cache/bodies/h1") -> CrawledPage:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from mdcrawl.adapters.aws.stores import aws_stores
 from mdcrawl.adapters.local import LocalStores, open_local_stores
+from mdcrawl.convert import convert_html
 from mdcrawl.models import CrawledPage, CrawlOptions, Job, PageRecord
-from mdcrawl.pipeline import templating
+from mdcrawl.pipeline import process, templating
 from mdcrawl.pipeline.fetching import body_key
 from mdcrawl.pipeline.finalize import FinalizeDeps, with_settled_template
 from mdcrawl.pipeline.process import ProcessDeps, markdown_cache_key, process_page
@@ -70,8 +71,10 @@ def test_the_template_settles_once_the_first_pages_are_in(stores: LocalStores) -
     records = [process_page(p, process_deps(stores)) for p in pages]
     state = templating.load("j", stores.blobs)
     assert state.settled and state.template is not None
-    # Pages up to the sample's last converted without it; every later one with it.
-    assert {r.template for r in records[:SAMPLE_SIZE]} == {""}
+    # Pages up to the sample's last wait for finalize, unconverted; every later one is
+    # converted with it.
+    assert {r.template for r in records[:SAMPLE_SIZE]} == {templating.DEFERRED}
+    assert not any(stores.blobs.get(r.markdown_key or "") for r in records[:SAMPLE_SIZE])
     assert {r.template for r in records[SAMPLE_SIZE:]} == {state.id}
     assert "Sidebar module" not in markdown(stores, records[-1])
 
@@ -83,8 +86,8 @@ def test_same_output_whatever_order_the_pages_were_converted_in(stores: LocalSto
         process_page(page, process_deps(stores))
     for page in reversed(backward):
         process_page(page, process_deps(stores))
-    # Converted last-first, no page saw the template: finalize converts them again.
-    assert {r.template for r in stores.pages.list("backward")} == {""}
+    # Arrived last-first, no page could see the template: finalize converts them all.
+    assert {r.template for r in stores.pages.list("backward")} == {templating.DEFERRED}
     first, second = finalized(stores, "forward"), finalized(stores, "backward")
     assert first == second
     for text in first.values():
@@ -136,3 +139,25 @@ def test_with_rules_on_a_site_the_rules_cover_settles_on_no_template(tmp_path: P
         assert {r.template for r in records} == {templating.ANY}
         # Finalize converts nothing again: each page's record stands.
         assert set(finalized(stores, "r").values()) == {markdown(stores, r) for r in records}
+
+
+def test_each_page_is_converted_once_whenever_the_template_settles(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page the unsettled template could change waits for it (finalize converts it),
+    so no page is converted twice: on a small site, settled at finalize, as on a site
+    whose template settles during the crawl."""
+    converted: list[str] = []
+
+    def counting(body: bytes, url: str, *args: object, **kwargs: object) -> object:
+        converted.append(url)
+        return convert_html(body, url, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(process, "convert_html", counting)
+    for job_id, count in (("small", 6), ("large", PAGES)):
+        converted.clear()
+        for page in crawled(stores, job_id)[:count]:
+            process_page(page, process_deps(stores))
+        outputs = finalized(stores, job_id)
+        assert sorted(converted) == sorted(outputs) and len(outputs) == count
+        assert all("Introduction to page" in text for text in outputs.values())

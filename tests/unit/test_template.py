@@ -120,3 +120,64 @@ def test_a_menu_every_page_repeats_goes_even_after_some_content() -> None:
     page = convert_html(html, url(9), template=template, generator_rules=False)
     assert "A banner only this page has." in page.markdown
     assert "Sidebar module" not in page.markdown
+
+
+def title(n: int) -> str:
+    return f"Chapter {n}. How the module number {n} is configured"
+
+
+def docbook_like_page(n: int) -> str:
+    """A chunked manual (DocBook XSL's markup): a navigation header and footer whose
+    links have fixed labels (Prev, Next, Home) and whose other text is the page's or its
+    neighbours' titles."""
+    header = (
+        '<div class="navheader"><table width="100%" summary="Navigation header">'
+        f'<tr><th colspan="3" align="center">{title(n)}</th></tr><tr><td width="20%" '
+        f'align="left"><a accesskey="p" href="c{n - 1}.html">Prev</a>\xa0</td><th width="60%"'
+        f' align="center">\xa0</th><td width="20%" align="right">\xa0<a accesskey="n" '
+        f'href="c{n + 1}.html">Next</a></td></tr></table><hr></div>'
+    )
+    footer = (
+        '<div class="navfooter"><hr><table width="100%" summary="Navigation footer"><tr>'
+        f'<td width="40%" align="left"><a accesskey="p" href="c{n - 1}.html">Prev</a>\xa0'
+        '</td><td width="20%" align="center">\xa0</td><td width="40%" align="right">\xa0'
+        f'<a accesskey="n" href="c{n + 1}.html">Next</a></td></tr><tr><td width="40%" '
+        f'align="left" valign="top">{title(n - 1)}\xa0</td><td width="20%" align="center">'
+        '<a accesskey="h" href="index.html">Home</a></td><td width="40%" align="right" '
+        f'valign="top">\xa0{title(n + 1)}</td></tr></table></div>'
+    )
+    body = (
+        f'<div class="chapter"><div class="titlepage"><h1 class="title"><a name="c{n}"></a>'
+        f"{title(n)}</h1></div><p>Topic {n} explains how the module number {n} reads its "
+        f"configuration, in words of its own {n}.</p></div>"
+    )
+    return f"<html><head><title>{title(n)}</title></head><body>{header}{body}{footer}</body></html>"
+
+
+def test_navigation_bars_with_fixed_link_labels_go_whatever_text_stands_between() -> None:
+    pages = [(docbook_like_page(n), None) for n in range(12)]
+    template = learn_template(pages, generator_rules=False)
+    assert template is not None
+    url = "http://docs.test/c7.html"
+    page = convert_html(docbook_like_page(7), url, template=template, generator_rules=False)
+    assert page.extractor == "template"
+    assert "reads its configuration" in page.markdown
+    for chrome in ("Prev", "Next", "Home", title(6), title(8)):
+        assert chrome not in page.markdown, chrome
+
+
+def test_a_nav_element_at_the_edge_of_the_content_goes() -> None:
+    """<nav> is what the page itself calls navigation, even one that differs per page
+    and holds a heading (a sidebar naming the page): what stands between it and the
+    content (a logo's link) is at the content's edge."""
+
+    def page_with_nav(n: int) -> str:
+        nav = f'<nav class="side"><h2><a href="#">Item {n}</a></h2></nav>'
+        logo = '<div class="bar"><a href="index.html"><img src="logo.svg" alt="logo"></a></div>'
+        main = f"<section><h1>Item {n}</h1><p>Item {n} does the thing number {n} well.</p>"
+        return f"<html><body>{nav}<div>{logo}{main}</section></div></body></html>"
+
+    template = learn_template([(page_with_nav(n), None) for n in range(8)], False)
+    assert template is not None
+    page = convert_html(page_with_nav(3), "http://docs.test/3.html", template=template)
+    assert "does the thing number 3" in page.markdown and "logo" not in page.markdown

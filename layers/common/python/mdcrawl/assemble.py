@@ -330,7 +330,8 @@ class _Sink:
 def _page_file(planned: _Planned, body: str) -> str:
     """pages/NNNN-slug.md: a front block, then the page (its links rewritten to point at
     other files)."""
-    title, source = _yaml(planned.headings[0].text), _yaml(planned.page.url)
+    # the title as read, not as written: a heading's links and code marks stay in the body
+    title, source = _yaml(plain_text(planned.headings[0].text)), _yaml(planned.page.url)
     return f"---\ntitle: {title}\nsource: {source}\n---\n\n{body.rstrip(chr(10))}\n"
 
 

@@ -69,6 +69,16 @@ def convert_document(
     )
 
 
+def depends_on_template(
+    body: bytes | str, encoding: str | None = None, generator_rules: bool = True
+) -> bool:
+    """Whether the site's template can change this page's markdown: no generator rule
+    recognises it (or rules are off, then without parsing it)."""
+    if not generator_rules:
+        return True
+    return detect_generator(parse_bounded(decode_html(body, encoding))) is None
+
+
 def learn_template(
     pages: Iterable[tuple[bytes | str, str | None]], generator_rules: bool = True
 ) -> SiteTemplate | None:

@@ -241,6 +241,11 @@ def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[
     # "related" bar: index, modules, next) would scramble the reading order.
     candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
+    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base):
+        # No rule says which bar is the site's navigation, but the page names the pages
+        # before and after it (<link rel=next>): that chain is the site's own order, where
+        # a guessed bar (Sphinx's "index | modules | next") would scramble it.
+        return _sequence_nav(root, rule, base, here)
     for css in candidates:
         links = _unique_links(select(root, css), base)
         # A sidebar that only lists this page's own sections is not site navigation.
@@ -301,8 +306,10 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     if rule is not None:
         _unwrap_layout_lists(region, rule.unwrap_lists)
         _split_at_heading_rows(region, rule.heading_rows)
+    _unwrap_sectioning_lists(region)
     _grids_to_tables(region)
     _unwrap_nested_pre(region)
+    _drop_code_annotations(region)
     _line_breaks_in_pre(region)
     _unwrap_heading_self_links(region)
     _links_around_blocks(region)
@@ -348,6 +355,19 @@ def _linearise_tab_sets(region: HtmlElement) -> None:
             container.text = None
             container.tag = "div"
             container.extend(blocks)
+
+
+_BRACKETED_LABEL = re.compile(r"\[\w[\w -]*\]")
+
+
+def _drop_code_annotations(region: HtmlElement) -> None:
+    """A link labelled in brackets inside a code block ("[docs]" before each ``def`` of
+    a highlighted source page) is the viewer's annotation, not code: no identifier a
+    listing links is written with its brackets."""
+    for pre in region.iter("pre"):
+        for anchor in list(pre.iter("a")):
+            if anchor.get("href") and _BRACKETED_LABEL.fullmatch(anchor.text_content().strip()):
+                anchor.drop_tree()
 
 
 def _line_breaks_in_pre(region: HtmlElement) -> None:
@@ -413,6 +433,27 @@ def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> Non
             for item in listing.findall("li"):
                 item.tag = "div"
             listing.tag = "div"
+
+
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _unwrap_sectioning_lists(region: HtmlElement) -> None:
+    """A bulleted list whose items hold headings lays out sections (Javadoc's member
+    lists, with or without a rule): each item is a section, not a bullet ("- ## Methods"
+    reads as no list a person wrote). Numbered lists keep their numbers."""
+    bulleted = set(region.iter("ul"))
+    found = []
+    for heading in region.iter(*_HEADING_TAGS):
+        item = next(heading.iterancestors("li"), None)
+        listing = item.getparent() if item is not None else None
+        if listing in bulleted:
+            bulleted.discard(listing)
+            found.append(listing)
+    for listing in found:
+        for item in listing.findall("li"):
+            item.tag = "div"
+        listing.tag = "div"
 
 
 def _split_at_heading_rows(region: HtmlElement, selectors: tuple[str, ...]) -> None:

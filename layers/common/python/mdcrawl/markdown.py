@@ -21,6 +21,7 @@ from markdownify import (
     ATX,
     BACKSLASH,
     MarkdownConverter,
+    chomp,
     re_extract_newlines,
     re_html_heading,
     should_remove_whitespace_inside,
@@ -287,7 +288,7 @@ class DocsConverter(MarkdownConverter):
 
     def convert_dt(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if el.get(SIGNATURE_ATTR):
-            text = code_span(" ".join(el.get_text().replace("¶", "").split()))
+            text = signature_markdown(el)
         else:
             text = " ".join(text.split())
             text = f"**{text}**" if text and not text.startswith("**") else text
@@ -318,9 +319,21 @@ class DocsConverter(MarkdownConverter):
             return " ".join((el.get("alt") or "").split())
         return super().convert_img(el, text, parent_tags)
 
+    def convert_code(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        # `<code><a href=…>Files</a></code>` (a type's cross-reference): a code span
+        # cannot hold the link, so the link holds the code span.
+        if "_noformat" not in parent_tags and el.find("a", href=True) is not None:
+            prefix, suffix, _ = chomp(el.get_text())
+            linked = code_with_links(el)
+            if linked:
+                return f"{prefix}{linked}{suffix}"
+        return super().convert_code(el, text, parent_tags)
+
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         if _unsafe(el.get("href")):
-            return text  # file:, javascript:, data: links keep their text, lose the link
+            # file:, javascript:, data: links keep their text and lose the link; a
+            # script's control drawn as a glyph ("[−]" folds the page) says nothing.
+            return text if _WORD.search(text) else ""
         return super().convert_a(el, text, parent_tags)
 
     def escape(self, text: str, parent_tags: set[str]) -> str:
@@ -369,6 +382,52 @@ def fence(code: str, lang: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code}\n{ticks}"
+
+
+def signature_markdown(dt: Tag) -> str:
+    """An API signature as code with its cross-references kept: a code span cannot hold
+    a link, so the code is cut around each one (`` `abbr(S: `[`str`](…)`)` ``). A
+    signature without links is one code span."""
+    return code_with_links(dt)
+
+
+def code_with_links(tag: Tag) -> str:
+    """Inline code holding links, as code spans cut around linked code: the links stay."""
+    pieces: list[list[str]] = []  # [text, href] runs, in order
+    for text, href in _signature_runs(tag, ""):
+        if pieces and pieces[-1][1] == href:
+            pieces[-1][0] += text
+        else:
+            pieces.append([text, href])
+    out = []
+    for i, (text, href) in enumerate(pieces):
+        text = re.sub(r"\s+", " ", text.replace("¶", ""))
+        text = text.lstrip() if i == 0 else text
+        text = text.rstrip() if i == len(pieces) - 1 else text
+        if href and text.strip():
+            out.append(f"[{code_span(text.strip())}]({_link_target(href)})")
+        else:
+            out.append(code_span(text) if text.strip() else text)
+    return "".join(out).strip()
+
+
+def _signature_runs(tag: Tag, href: str) -> list[tuple[str, str]]:
+    runs: list[tuple[str, str]] = []
+    for child in tag.children:
+        if isinstance(child, Comment):
+            continue
+        if isinstance(child, NavigableString):
+            runs.append((str(child), href))
+        elif isinstance(child, Tag):
+            target = child.get("href") if child.name == "a" else None
+            own = str(target).strip() if target and not _unsafe(target) else ""
+            # a link to a place in the page itself (a permalink) is no cross-reference
+            runs.extend(_signature_runs(child, own if own and not own.startswith("#") else href))
+    return runs
+
+
+def _link_target(href: str) -> str:
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def code_span(text: str) -> str:

@@ -56,6 +56,9 @@ _INLINE = frozenset(
      "sup", "small", "abbr", "cite", "q", "mark", "br", "wbr", "label"}
 )  # fmt: skip
 _SEMANTIC = frozenset({"nav", "header", "footer", "aside"})
+# What the page itself calls navigation: chrome at the region's edges, like a block the
+# template repeats (a <header> or <aside> may hold the page's title or its footnotes).
+_NAVIGATION = frozenset({"nav"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCKS = _HEADINGS | {"pre", "dl"}
 # A class that says which item is current or open, not what the element is.
@@ -118,6 +121,7 @@ class _Node:
     template: int = 0  # characters of template text in its subtree
     label_template: int = 0  # of those, outside links (a link bar's fixed labels)
     label_words: int = 0  # of those, words ("Next:", not only ", " between links)
+    link_template: int = 0  # template text inside links ("Prev", "Home")
 
 
 def _signature(element: HtmlElement, ids: frozenset[str]) -> str:
@@ -167,13 +171,9 @@ def _walk(
             if sig is None:
                 sig = signatures[cache_key] = _signature(child, ids)
             stack.append((child, f"{path}/{sig}", f"{own}/{sig}", index, in_link))
-    if text is not None:
-        for node in nodes:
-            if node.parts:
-                node.template, words = _template_chars(node, text)
-                node.label_template = 0 if node.in_link else node.template
-                node.label_words = 0 if node.in_link else words
     _sum_subtrees(nodes)
+    if text is not None:
+        _mark_template(nodes, text)
     return nodes
 
 
@@ -197,9 +197,6 @@ def _sum_subtrees(nodes: list[_Node]) -> None:
             parent.anchors += node.anchors
             parent.fragments += node.fragments
             parent.headings += node.headings
-            parent.template += node.template
-            parent.label_template += node.label_template
-            parent.label_words += node.label_words
             parent.end = max(parent.end, node.end)
 
 
@@ -227,6 +224,22 @@ def _page_toc(node: _Node) -> bool:
     (A list of links to other pages at the same place on every page may be the page's
     content, an index's entries; a sidebar repeats its text and is caught by that.)"""
     return _link_container(node) and node.fragments >= TOC_FRAGMENTS * node.anchors
+
+
+def _fixed_label_bar(node: _Node) -> bool:
+    """Links whose labels are the template's ("Prev", "Up", "Home", "Next") to pages that
+    change, whatever short text stands between them (the page's or its neighbours'
+    titles): a navigation header or footer, not a paragraph that happens to link."""
+    return (
+        _link_container_shape(node)
+        and node.links > 0
+        and node.link_template >= SOLID_CHROME * node.links
+        and node.total - node.links <= MAX_PIECE
+    )
+
+
+def _link_container_shape(node: _Node) -> bool:
+    return node.element.tag not in _INLINE and not node.headings and node.anchors >= MIN_LINKS
 
 
 def _link_list(node: _Node) -> bool:
@@ -259,24 +272,54 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
     if len(walked) < MIN_PAGES:
         return None
     floor = max(2.0, SITE_SHARE * len(walked))
-    text: Counter[str] = Counter()
-    seen: Counter[str] = Counter()  # pages with the path exactly once
-    dense: Counter[str] = Counter()  # ... where it was a link container
+    counts: Counter[str] = Counter()
     for nodes in walked:
-        text.update(
+        counts.update(
             {_fingerprint(n, p) for n in nodes for p in n.parts if len(p) <= MAX_PIECE} - {None}
         )
+    text = frozenset(f for f, n in counts.items() if n >= floor)
+    seen: Counter[str] = Counter()  # pages with the path exactly once
+    dense: Counter[str] = Counter()  # ... where it was a page TOC or a fixed-label bar
+    for nodes in walked:
+        _mark_template(nodes, text)
         per_page = Counter(n.path for n in nodes)
         for node in nodes:
             if per_page[node.path] == 1:
                 seen[node.path] += 1
-                dense[node.path] += _page_toc(node)
+                dense[node.path] += _placed_chrome(node)
     return SiteTemplate(
         ids=ids,
-        text=frozenset(f for f, n in text.items() if n >= floor),
+        text=text,
         paths=frozenset(p for p, n in seen.items() if n >= floor and dense[p] >= 0.8 * n),
         pages=len(walked),
     )
+
+
+def _mark_template(nodes: list[_Node], text: frozenset[str]) -> None:
+    """Each node's template text (own, then summed over its subtree), once the
+    template's text is known."""
+    for node in nodes:
+        if node.parts:
+            node.template, words = _template_chars(node, text)
+            # A link's own text counts as a label too (how link bars were first tuned:
+            # "index | modules | next" are bars); link_template is its text alone.
+            node.label_template = 0 if node.in_link else node.template
+            node.label_words = 0 if node.in_link else words
+            linked = node.in_link or node.element.tag == "a" and node.element.get("href")
+            node.link_template = node.template if linked else 0
+    for index in range(len(nodes) - 1, 0, -1):
+        node = nodes[index]
+        if node.parent >= 0:
+            parent = nodes[node.parent]
+            parent.template += node.template
+            parent.label_template += node.label_template
+            parent.label_words += node.label_words
+            parent.link_template += node.link_template
+
+
+def _placed_chrome(node: _Node) -> bool:
+    """What is chrome wherever it stands when the template has it at this place."""
+    return _page_toc(node) or _fixed_label_bar(node)
 
 
 def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | None:
@@ -314,9 +357,10 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
     index = 1  # the body itself is never chrome
     while index < len(nodes):
         node = nodes[index]
-        placed = node.path in template.paths and _page_toc(node)
+        placed = node.path in template.paths and _placed_chrome(node)
         solid = _solid(node)
-        if placed or solid or _link_bar(node):
+        bar = _link_bar(node) or _fixed_label_bar(node)
+        if placed or solid or bar or node.element.tag in _NAVIGATION:
             # A page TOC, or a menu every page repeats, goes wherever it stands.
             found[index] = placed or solid and _link_container(node) and node.anchors >= MENU_LINKS
             index = node.end  # its subtree is chrome with it

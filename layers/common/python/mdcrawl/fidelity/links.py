@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import unquote, urldefrag, urlsplit
 
-from .mdread import Markdown
+from .mdread import Markdown, heading_phrase
 from .reference import LinkRef
 
 _SCHEMES = ("http:", "https:", "mailto:", "ftp:")
@@ -70,7 +70,8 @@ def _fragments(page: BundlePage, fragment: str) -> set[str]:
     """The markdown fragments that land where the HTML fragment does."""
     md = page.markdown
     if not fragment:
-        return {""}
+        # the page itself: its top, or its title heading's anchor (where the top is)
+        return {"", *_title_anchors(md)}
     good = {fragment} & md.anchors
     heading = page.html_anchors.get(fragment)
     if heading is None or heading == "":  # unknown id, or top of page: the page itself
@@ -99,3 +100,10 @@ def _take(have: Counter[Key], accepted: set[Key]) -> bool:
             return True
     return False
 
+
+
+def _title_anchors(md: Markdown) -> list[str]:
+    """The anchor of the page's title, its first heading when that is an h1."""
+    if not md.headings or md.headings[0][0] != 1:
+        return []
+    return md.heading_slugs.get(heading_phrase(md.headings[0][1]), [])[:1]

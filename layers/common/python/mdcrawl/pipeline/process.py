@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 
 from ..anchors import anchors_key
-from ..convert import convert_html
+from ..convert import convert_html, depends_on_template
 from ..models import (
     CONVERTER_VERSION,
     ConvertedPage,
@@ -61,21 +61,55 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
         return existing  # a redelivery: already recorded, counted and announced
     rules = generator_rules(page.job_id, deps.jobs)
     state = templating.load(page.job_id, deps.blobs)
-    try:
-        converted = converted_page(page, deps.blobs, state.template, rules)
-    except ConversionFailed as exc:
-        return _record_failure(page, exc, deps)
     key = job_key(page.job_id, f"pages/{page.url_hash}.md")
-    _store_page(deps.blobs, key, converted)
-    record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
+    if not state.settled and _waits_for_template(page, deps.blobs, rules):
+        record = _deferred_record(page, key)
+    else:
+        try:
+            converted = converted_page(page, deps.blobs, state.template, rules)
+        except ConversionFailed as exc:
+            return _record_failure(page, exc, deps)
+        _store_page(deps.blobs, key, converted)
+        record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
     with deps.batch():
         if deps.pages.put(record):
-            deps.jobs.add_counters(page.job_id, processed=1, words=converted.words)
+            deps.jobs.add_counters(page.job_id, processed=1, words=record.words)
             data, now = _event_data(record), deps.clock.now()
             deps.events.append(page.job_id, EventType.PAGE_DONE, data, now)
     if not state.settled and page.order < templating.SETTLE_WINDOW:
         templating.settle(page.job_id, deps.pages.list(page.job_id), deps.blobs, rules, False)
     return record
+
+
+def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> bool:
+    """Converting now would be converting twice: the template, not settled yet, can
+    change this page's markdown (finalize converts it once it has). A page a generator
+    rule recognises is converted now; so is one whose body is gone (it fails now)."""
+    if not rules:
+        return True
+    cached = blobs.get(markdown_cache_key(page, None, rules))  # a re-crawl: no parse
+    if cached is not None:
+        return not templating.by_rule(_from_json(cached).extractor)
+    body = blobs.get(page.body_key)
+    return body is not None and depends_on_template(body, page.encoding, rules)
+
+
+def _deferred_record(page: CrawledPage, key: str) -> PageRecord:
+    """Recorded (the crawl counts it, the template's sample includes it), not converted:
+    no title or words until finalize converts it into ``key``."""
+    return PageRecord(
+        job_id=page.job_id,
+        url=page.final_url,
+        url_hash=page.url_hash,
+        status=PageStatus.OK,
+        order=page.order,
+        markdown_key=key,
+        from_cache=page.from_cache,
+        sitemap_rank=page.sitemap_rank,
+        content_hash=page.content_hash,
+        encoding=page.encoding,
+        template=templating.DEFERRED,
+    )
 
 
 def generator_rules(job_id: str, jobs: JobStore) -> bool:
@@ -84,8 +118,8 @@ def generator_rules(job_id: str, jobs: JobStore) -> bool:
 
 
 def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobStore) -> PageRecord:
-    """A page converted before the job's template settled, converted again with it from
-    the cached body (finalize: the PageStore keeps its first record, the outputs get
+    """A page deferred or converted before the job's template settled, converted with it
+    from the cached body (finalize: the PageStore keeps its first record, the outputs get
     this one). A page already converted with the settled template comes back as it is."""
     if record.status is not PageStatus.OK or record.template in (state.id, templating.ANY):
         return record
@@ -105,7 +139,9 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
     )
     try:
         converted = converted_page(page, blobs, state.template, rules)
-    except ConversionFailed:
+    except ConversionFailed as exc:
+        if record.template == templating.DEFERRED:  # no first conversion to stand
+            return replace(record, status=PageStatus.FAILED, reason=exc.reason, markdown_key=None)
         return record  # the first conversion stands
     _store_page(blobs, record.markdown_key, converted, replacing=True)
     return replace(

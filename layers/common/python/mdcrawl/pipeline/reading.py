@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from ..convert import convert_document
 from ..document import bounded, parse_unbounded
+from ..extract import detect_generator
 from ..models import ConvertedPage, CrawledPage, FrontierItem
-from ..template import SiteTemplate
 from . import templating
 from .fetching import body_key, page_links, store_body, tree_page_links
 from .process import ProcessDeps, cache_converted, generator_rules, markdown_cache_key
+from .templating import JobTemplate
 
 log = logging.getLogger(__name__)
 
@@ -50,25 +51,28 @@ def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, .
     content_hash = store_body(fetched.body, fetched.content_type, deps.blobs)
     page = _crawled(fetched, content_hash)
     rules = generator_rules(page.job_id, deps.jobs)
-    template = templating.load(page.job_id, deps.blobs).template
-    key = markdown_cache_key(page, template, rules)
+    state = templating.load(page.job_id, deps.blobs)
+    key = markdown_cache_key(page, state.template, rules)
     if deps.blobs.exists(key):
         return content_hash, page_links(fetched.body, page.final_url, page.encoding)
-    links, converted = _links_and_markdown(fetched.body, page, template, rules)
+    links, converted = _links_and_markdown(fetched.body, page, state, rules)
     if converted is not None:  # the tree is gone by now: its memory and the JSON's never add up
         cache_converted(deps.blobs, key, converted)
     return content_hash, links
 
 
 def _links_and_markdown(
-    body: bytes, page: CrawledPage, template: SiteTemplate | None, rules: bool
+    body: bytes, page: CrawledPage, state: JobTemplate, rules: bool
 ) -> tuple[tuple[str, ...], ConvertedPage | None]:
     document = parse_unbounded(body, page.encoding)
     # Read off the tree the crawler alone reads (``page_links``), before it is bounded
     # and pruned: the same links whichever side read the page.
     links = tree_page_links(document.root, page.final_url)
+    document = bounded(document)
+    if not state.settled and (not rules or detect_generator(document.root) is None):
+        return links, None  # the template may change it: the process step defers it
     try:
-        return links, convert_document(bounded(document), page.final_url, template, rules)
+        return links, convert_document(document, page.final_url, state.template, rules)
     except Exception as exc:  # noqa: BLE001 - the process step records the failure
         log.warning("conversion of %s failed while reading it: %r", page.final_url, exc)
         return links, None

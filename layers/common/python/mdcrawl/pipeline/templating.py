@@ -4,10 +4,12 @@ with the job as ``jobs/{id}/template.json``.
 Whatever the timing, the template is ``learn(first SAMPLE_SIZE distinct pages in
 discovery order)``. The process step learns it as soon as that sample is certain (every
 URL up to the sample's last one has its record: no earlier page can still arrive);
-until then pages are converted without it. Finalize settles it if the crawl did not
-(small sites, a gap in the orders) and converts again, from the cached body, every page
-converted with another template than the settled one. So the output depends on the
-pages only, never on which worker ran first.
+until then a page whose markdown it could change (no generator rule recognises it) is
+recorded unconverted (``DEFERRED``) and a page a rule recognises is converted at once.
+Finalize settles the template if the crawl did not (small sites, a gap in the orders)
+and converts, from the cached body, every deferred page and every page converted with
+another template than the settled one: each page is converted once. So the output
+depends on the pages only, never on which worker ran first.
 """
 
 from __future__ import annotations
@@ -40,13 +42,19 @@ class JobTemplate:
 # A page's extractor that is no template's business: a generator rule picked its content.
 _GENERIC_EXTRACTORS = ("template", "structural", "readability", "density")
 ANY = "*"  # PageRecord.template of a page whose output no template changes
+# PageRecord.template of a page not converted yet: its markdown depends on a template
+# that had not settled when it arrived, so it is converted once, at finalize.
+DEFERRED = "?"
 
 
 def used(extractor: str, state: JobTemplate) -> str:
     """What a page's record says about the template its markdown depends on."""
-    if extractor and not extractor.startswith(_GENERIC_EXTRACTORS):
-        return ANY
-    return state.id
+    return ANY if by_rule(extractor) else state.id
+
+
+def by_rule(extractor: str) -> bool:
+    """A generator rule found the page's content: no template changes its markdown."""
+    return bool(extractor) and not extractor.startswith(_GENERIC_EXTRACTORS)
 
 
 def load(job_id: str, blobs: BlobStore) -> JobTemplate:
