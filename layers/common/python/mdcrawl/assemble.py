@@ -58,6 +58,7 @@ class AssembledResult:
     truncated: bool  # copied from the job
     warnings: dict[str, int] = field(default_factory=dict)  # kind -> pages with it
     pages_with_warnings: int = 0
+    manifest_order: tuple[str, ...] = ()  # url_hash of each manifest line, in order
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def write_outputs(
         job, name, plan, read_markdown, linker, open_output, repeated
     )
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
-    _write_manifest(open_output, pages, plan, report)
+    listed = _write_manifest(open_output, pages, plan, report)
     warnings = list(report.values())
     return AssembledResult(
         names=(*(p.file for p in plan), DOCS, LLMS, MANIFEST),
@@ -111,6 +112,7 @@ def write_outputs(
         truncated=job.truncated,
         warnings=summarize(warnings),
         pages_with_warnings=sum(1 for found in warnings if found),
+        manifest_order=tuple(page.url_hash for page in listed),
     )
 
 
@@ -371,10 +373,15 @@ def _write_docs_and_pages(
         return sink.chars, report
 
 
+def crawl_date(job: Job) -> str:
+    """The day docs.md says the crawl happened (part of its bytes)."""
+    when = job.finished_at or job.started_at or job.created_at
+    return time.strftime(" on %Y-%m-%d", time.gmtime(when)) if when else ""
+
+
 def _docs_header(job: Job, name: str, plan: Sequence[_Planned]) -> str:
     words = sum(p.page.words for p in plan)
-    when = job.finished_at or job.started_at or job.created_at
-    note = f"Crawled by mdcrawl{time.strftime(' on %Y-%m-%d', time.gmtime(when)) if when else ''}"
+    note = f"Crawled by mdcrawl{crawl_date(job)}"
     note += f": {len(plan)} pages, {words:,} words"
     if job.truncated:
         note += f"; truncated by the budget or page cap, {job.left} URLs left"
@@ -410,7 +417,8 @@ def _write_manifest(
     pages: Sequence[PageRecord],
     plan: Sequence[_Planned],
     report: _Report,
-) -> None:
+) -> list[PageRecord]:
+    """Write manifest.jsonl; returns its records in the order of its lines."""
     # 1-based, like the file numbers: order 3 is pages/0003-….md
     position = {id(p.page): (i, p.file) for i, p in enumerate(plan, start=1)}
     tokens = {id(p.page): p.tokens for p in plan}
@@ -427,6 +435,7 @@ def _write_manifest(
             }
             line = json.dumps(entry, ensure_ascii=False)
             stream.write(f"{line}\n".encode())
+    return [*placed, *others]
 
 
 def _manifest_line(page: PageRecord, file: str | None, index: int | None) -> dict[str, object]:

@@ -13,6 +13,7 @@ from lxml.html import HtmlElement
 
 from . import template as tpl
 from .depth import parse_bounded
+from .document import Document, parse_document
 from .extract import decode_html, detect_generator, extract_page
 from .markdown import render_markdown
 from .models import ConvertedPage
@@ -33,8 +34,19 @@ def convert_html(
 ) -> ConvertedPage:
     """Convert a page to markdown that starts with its own ``# Title``; ``template`` is
     the site's learned template (see ``template.py``), used where no generator rule is."""
-    html = decode_html(body, encoding)
-    root = parse_bounded(html)  # depth.py: 100k nested divs must not overflow the renderer
+    # depth.py (in parse_document): 100k nested divs must not overflow the renderer
+    return convert_document(parse_document(body, encoding), url, template, generator_rules)
+
+
+def convert_document(
+    page: Document,
+    url: str,
+    template: SiteTemplate | None = None,
+    generator_rules: bool = True,
+) -> ConvertedPage:
+    """``convert_html`` of a page already parsed; its tree is pruned in the process, so
+    whatever else reads the tree (its links) reads it first."""
+    html, root = page.text, page.root
     extraction = extract_page(root, html, url, template, generator_rules)
     region = extraction.region
     title = page_title(root, region, url)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from html.parser import HTMLParser
 
 from lxml import etree
 from lxml.html import HtmlElement
 
-from .extract import parse_html
+from .document import parse_html
 
 MAX_DEPTH = 120
 # libxml2 stops parsing at 256 levels ("Excessive depth in document") and drops the rest
@@ -28,6 +29,7 @@ PARSER_DEPTH = 250  # a tree reaching this deep was (almost surely) cut short
 TEXT_DEPTH = 200
 LONG_BLANKS = 256
 _LONG_BLANKS = re.compile(rf"[\t ]{{{LONG_BLANKS},}}")
+_LONG_TEXTS = etree.XPath(f"descendant::text()[string-length() >= {LONG_BLANKS}]")
 _PREFORMATTED = frozenset({"pre", "textarea", "listing", "xmp", "plaintext"})
 _VOID = frozenset(
     {
@@ -50,11 +52,23 @@ _VOID = frozenset(
 
 
 def parse_bounded(html: str) -> HtmlElement:
-    """``extract.parse_html``, then the nesting bounded: a page the parser cut short at
-    its depth limit is parsed again from text whose nesting was capped first."""
+    """``parse_whole``, then the nesting bounded (``bound``)."""
+    return bound(parse_whole(html))
+
+
+def parse_whole(html: str) -> HtmlElement:
+    """``document.parse_html``, but a page the parser cut short at its depth limit is
+    parsed again from text whose nesting was capped first: nothing after it is lost
+    (links included)."""
     root = parse_html(html)
     if _reaches(root, PARSER_DEPTH):
         root = parse_html(cap_nesting(html))
+    return root
+
+
+def bound(root: HtmlElement) -> HtmlElement:
+    """Flatten what nests too deep and shorten long blank runs, in place (for the
+    renderer); read anything else off the tree (its links) before."""
     flatten_deep(root)
     shorten_blank_runs(root)
     return root
@@ -64,17 +78,19 @@ def shorten_blank_runs(root: HtmlElement) -> int:
     """Replace each run of ``LONG_BLANKS`` or more spaces and tabs (outside preformatted
     text) by one space; returns how many texts changed. The renderer collapses such runs
     anyway, but its whitespace regex (``[\\t \\r\\n]*[\\r\\n]...``) takes quadratic
-    time on a run without a newline: 100,000 spaces held a worker for minutes."""
+    time on a run without a newline: 100,000 spaces held a worker for minutes. Only
+    texts that long are looked at (found by libxml2: no Python walk of every element)."""
     changed = 0
-    for element in root.iter():
-        for attribute in ("text", "tail"):
-            value = getattr(element, attribute)
-            if not value or len(value) < LONG_BLANKS or not _LONG_BLANKS.search(value):
-                continue
-            if _preformatted(element if attribute == "text" else element.getparent()):
-                continue
-            setattr(element, attribute, _LONG_BLANKS.sub(" ", value))
-            changed += 1
+    for value in _LONG_TEXTS(root):
+        if not _LONG_BLANKS.search(value):
+            continue
+        element, attribute = value.getparent(), "text" if value.is_text else "tail"
+        if element is None:
+            continue
+        if _preformatted(element if attribute == "text" else element.getparent()):
+            continue
+        setattr(element, attribute, _LONG_BLANKS.sub(" ", value))
+        changed += 1
     return changed
 
 
@@ -186,28 +202,19 @@ def _flatten(limit: HtmlElement) -> None:
 
 
 def _elements_at(root: HtmlElement, depth: int) -> list[HtmlElement]:
-    """Elements exactly ``depth`` levels below ``root`` that have element children (one
-    walk over the page; nothing below them is visited)."""
-    found, level = [], 0
-    walker = etree.iterwalk(root, events=("start", "end"))
-    for event, element in walker:
-        if event == "end":
-            level -= 1
-            continue
-        if level == depth and _holds_elements(element):
-            found.append(element)
-            walker.skip_subtree()  # its own "end" event still comes
-        level += 1
-    return found
+    """Elements exactly ``depth`` levels below ``root`` that have element children, in
+    document order (an XPath that libxml2 runs level by level: no Python walk)."""
+    return _levels_below(depth, "*[*]")(root)
 
 
 def _reaches(root: HtmlElement, depth: int) -> bool:
-    level = 0
-    for event, _ in etree.iterwalk(root, events=("start", "end")):
-        level += 1 if event == "start" else -1
-        if level > depth:
-            return True
-    return False
+    """Does anything (an element, a comment) nest ``depth`` levels below ``root``?"""
+    return bool(_levels_below(depth, "node()[not(self::text())]")(root))
+
+
+@lru_cache(maxsize=8)
+def _levels_below(depth: int, last: str) -> etree.XPath:
+    return etree.XPath("/".join(["*"] * (depth - 1) + [last]))
 
 
 def _holds_elements(element: HtmlElement) -> bool:

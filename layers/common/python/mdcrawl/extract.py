@@ -16,17 +16,14 @@ from urllib.parse import urldefrag, urljoin
 import lxml.etree
 import lxml.html
 from lxml.cssselect import CSSSelector
-from lxml.etree import ParserError
 from lxml.html import HtmlElement
 
+from . import document
 from . import selectors as sel
-from .charset import decode_page
 from .selectors import GeneratorRule
 from .template import SiteTemplate, content_region, density_region
 
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _NAV_SCHEMES = ("http://", "https://")
-_REFRESH_URL = re.compile(r"url\s*=\s*(\S+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -145,36 +142,25 @@ def selector_set(selectors: tuple[str, ...]) -> SelectorSet:
 
 
 def decode_html(body: bytes | str, encoding: str | None = None) -> str:
-    """Bytes to text: BOM first, then the HTTP charset, then <meta charset>, then UTF-8."""
-    if isinstance(body, str):
-        return body
-    return decode_page(body, encoding)  # charset.py: a wrong UTF-8 label is not trusted
+    """Bytes to text (``document.decode``: a wrong UTF-8 label is not trusted)."""
+    return document.decode(body, encoding)
 
 
 def parse_html(text: str) -> HtmlElement:
     """Parse any HTML (broken, empty, XML-declared) into an lxml document."""
-    # lxml refuses str input that still carries an XML encoding declaration.
-    text = _XML_DECLARATION.sub("", text, count=1)
-    try:
-        return lxml.html.document_fromstring(text)
-    except (ParserError, ValueError):
-        return lxml.html.document_fromstring("<html><body></body></html>")
+    return document.parse_html(text)
 
 
 def page_base_url(root: HtmlElement, url: str) -> str:
     """The URL relative links resolve against: ``<base href>`` if any, else the page."""
-    for href in root.xpath("//head/base/@href | //base/@href")[:1]:
-        return urljoin(url, href.strip())
-    return url
+    href = document.base_href(root)
+    return urljoin(url, href.strip()) if href is not None else url
 
 
 def redirect_target(root: HtmlElement, base: str) -> str | None:
     """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one."""
-    for content in root.xpath("//meta[translate(@http-equiv,'REFSH','refsh')='refresh']/@content"):
-        match = _REFRESH_URL.search(content)
-        if match:
-            return urljoin(base, match.group(1).strip("'\" "))
-    return None
+    target = document.refresh_target(root)
+    return urljoin(base, target.strip("'\" ")) if target else None
 
 
 def detect_generator(root: HtmlElement) -> GeneratorRule | None:

@@ -6,15 +6,20 @@ moves), and ``<link rel>`` navigation relations (next, prev, index, contents...)
 generators reach their index pages only through ``<link rel="index">``. ``<base href>``
 changes what relative links resolve against. ``rel=canonical`` is returned apart: it names
 the page itself, not a page to visit.
+
+The page is read through ``document.py`` (the HTTP charset, the XML declaration, the
+``<base>`` and the meta refresh read as the converter reads them); ``tree_links`` takes a
+tree already parsed, so the local crawl step reads a page's links and converts it from
+one parse (``pipeline/reading.py``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from lxml import etree, html
+from lxml import html
 
+from . import document
 from .urls import normalize_url
 
 LINK_XPATH = "//a[@href] | //area[@href] | //meta[@http-equiv][@content] | //link[@rel][@href]"
@@ -24,8 +29,6 @@ NAVIGATION_RELS = frozenset(
     {"next", "prev", "previous", "index", "contents", "toc", "start", "first", "last",
      "up", "chapter", "section", "subsection", "glossary", "appendix", "help"}
 )
-_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
-_REFRESH_URL_RE = re.compile(r"""^\s*\d*\.?\d*\s*[;,]\s*url\s*=\s*['"]?([^'"]+)""", re.I)
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,17 @@ class PageLinks:
     base: str  # what relative links were resolved against (the page url or <base href>)
 
 
-def extract_links(html_doc: bytes | str, url: str) -> PageLinks:
-    """Links of the page at ``url``; the page's own URL is left out of ``links``."""
-    root = _parse(html_doc)
-    if root is None:
+def extract_links(html_doc: bytes | str, url: str, encoding: str | None = None) -> PageLinks:
+    """Links of the page at ``url`` (``encoding``: the HTTP charset, if the server sent
+    one); the page's own URL is left out of ``links``."""
+    text = document.decode(html_doc, encoding)
+    if not text.strip():
         return PageLinks((), None, url)
+    return tree_links(document.parse_tree(text), url)
+
+
+def tree_links(root: html.HtmlElement, url: str) -> PageLinks:
+    """``extract_links`` of a page already parsed (before anything prunes the tree)."""
     base = _base_href(root, url)
     own = normalize_url(url)
     # Docs pages repeat the same hrefs (nav on every page, many links per target):
@@ -57,26 +66,11 @@ def extract_links(html_doc: bytes | str, url: str) -> PageLinks:
     return PageLinks(tuple(seen), _canonical(root, base), base)
 
 
-def _parse(html_doc: bytes | str) -> html.HtmlElement | None:
-    if isinstance(html_doc, str):
-        # lxml refuses a str that still carries an XML encoding declaration (XHTML pages).
-        html_doc = _XML_DECLARATION_RE.sub("", html_doc, count=1)
-    if not html_doc.strip():
-        return None
-    try:
-        # From bytes, lxml finds the charset in <meta>; from str, it is already decoded.
-        return html.document_fromstring(html_doc)
-    except (etree.ParserError, ValueError):
-        return None
-
-
 def _base_href(root: html.HtmlElement, url: str) -> str:
-    for href in root.xpath("//base/@href"):
-        resolved = normalize_url(str(href), url)
-        if resolved is not None:
-            return resolved
-        break  # only the first <base href> counts; an unusable one means "the page url"
-    return url
+    """An unusable ``<base href>`` means "the page url"."""
+    href = document.base_href(root)
+    resolved = normalize_url(href, url) if href is not None else None
+    return resolved if resolved is not None else url
 
 
 def _target(element: html.HtmlElement) -> str | None:
@@ -85,10 +79,9 @@ def _target(element: html.HtmlElement) -> str | None:
         return element.get("href") if rels & NAVIGATION_RELS else None
     if element.tag != "meta":
         return element.get("href")
-    if element.get("http-equiv", "").strip().lower() != "refresh":
+    if not document.is_refresh(element):
         return None
-    match = _REFRESH_URL_RE.match(element.get("content", ""))
-    return match.group(1).strip() if match else None
+    return document.refresh_url(element.get("content", ""))
 
 
 def _canonical(root: html.HtmlElement, base: str) -> str | None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Protocol
 
 from .. import errors
 from ..deadline import fetch_deadline
-from ..models import FrontierItem, UrlState
+from ..models import FetchResult, FrontierItem, UrlState
 from ..ports import (
     BlobStore,
     Clock,
@@ -43,12 +44,23 @@ FINAL_ERRORS = (errors.OutOfTime, errors.RateLimited)
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
+class PageReader(Protocol):
+    """Reads a fetched page elsewhere (locally: in a pool worker, converting it from the
+    same parse, ``pipeline/reading.py``): its body stored, answers (content hash, links);
+    None to read it here the usual way."""
+
+    async def __call__(
+        self, request: CrawlRequest, item: FrontierItem, result: FetchResult, final_url: str
+    ) -> tuple[str, tuple[str, ...]] | None: ...
+
+
 @dataclass(frozen=True)
 class CrawlDeps:
     fetcher: Fetcher
     cache: ContentCache
     blobs: BlobStore
     clock: Clock
+    reader: PageReader | None = None  # None: links read in a thread (the AWS crawler)
 
 
 async def crawl_batch(request: CrawlRequest, deps: CrawlDeps) -> CrawlResponse:

@@ -12,8 +12,10 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from lxml.html import HtmlElement
+
 from .. import errors
-from ..links import extract_links
+from ..links import PageLinks, extract_links, tree_links
 from ..models import (
     CacheEntry,
     CrawledPage,
@@ -26,7 +28,7 @@ from ..models import (
     UrlState,
 )
 from ..names import BlobPrefix
-from ..ports import CrawlRequest
+from ..ports import BlobStore, CrawlRequest
 from ..urls import in_scope, normalize_url, url_hash
 
 if TYPE_CHECKING:
@@ -77,8 +79,14 @@ async def fetch_page(
         deps.cache.put(entry)
         return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
     final_url = normalize_url(result.final_url) or result.final_url
-    links = await asyncio.to_thread(links_judged, result.body, final_url, request.scope)
-    entry = _store(item, result, now, options, deps, links)
+    read = await deps.reader(request, item, result, final_url) if deps.reader else None
+    if read is None:
+        args = (result.body, final_url, request.scope, result.encoding)
+        content_hash, links = None, await asyncio.to_thread(links_judged, *args)
+    else:
+        content_hash, links = read
+        await asyncio.to_thread(judge_links, links, request.scope)
+    entry = _store(item, result, now, options, deps, links, content_hash)
     return crawled_page(request.job_id, item, entry, from_cache=False), entry.links
 
 
@@ -101,11 +109,11 @@ def _store(
     options: CrawlOptions,
     deps: CrawlDeps,
     links: tuple[str, ...],
+    content_hash: str | None = None,
 ) -> CacheEntry:
-    content_hash = hashlib.sha256(result.body).hexdigest()
-    key = body_key(content_hash)
-    if not deps.blobs.exists(key):
-        deps.blobs.put(key, result.body, result.headers.get("content-type", "text/html"))
+    """The cache entry of a fetched page (its body stored first, unless a reader did)."""
+    content_type = result.headers.get("content-type", "text/html")
+    content_hash = content_hash or store_body(result.body, content_type, deps.blobs)
     final_url = normalize_url(result.final_url) or result.final_url
     entry = CacheEntry(
         url_hash=item.url_hash,
@@ -127,12 +135,23 @@ def _store(
     return entry
 
 
-def links_judged(body: bytes, url: str, scope: Scope) -> tuple[str, ...]:
+def store_body(body: bytes, content_type: str, blobs: BlobStore) -> str:
+    """Store a body content-addressed (once: same bytes, same blob); its hash."""
+    content_hash = hashlib.sha256(body).hexdigest()
+    key = body_key(content_hash)
+    if not blobs.exists(key):
+        blobs.put(key, body, content_type)
+    return content_hash
+
+
+def links_judged(
+    body: bytes, url: str, scope: Scope, encoding: str | None = None
+) -> tuple[str, ...]:
     """``page_links``, with each link's scope judged (memoised by ``urls.in_scope``).
     Run in a worker thread: parsing a page and matching its links against the job's
     globs are CPU work that must not hold the event loop (in ``mdcrawl serve`` the API
     answers on it)."""
-    links = page_links(body, url)
+    links = page_links(body, url, encoding)
     judge_links(links, scope)
     return links
 
@@ -142,13 +161,21 @@ def judge_links(links: tuple[str, ...], scope: Scope) -> None:
         in_scope(link, scope)
 
 
-def page_links(body: bytes, url: str) -> tuple[str, ...]:
+def page_links(body: bytes, url: str, encoding: str | None = None) -> tuple[str, ...]:
     """Normalised links in page order, the canonical URL first, without duplicates.
 
     ``extract_links`` already answers normalised URLs (and ``normalize_url`` is
     idempotent), so they are not normalised a second time: on a docs page with a few
     hundred navigation links that was a third of this step's CPU."""
-    found = extract_links(body, url)
+    return _with_canonical(extract_links(body, url, encoding))
+
+
+def tree_page_links(root: HtmlElement, url: str) -> tuple[str, ...]:
+    """``page_links`` of a page already parsed (``pipeline/reading.py``)."""
+    return _with_canonical(tree_links(root, url))
+
+
+def _with_canonical(found: PageLinks) -> tuple[str, ...]:
     if not found.canonical:
         return found.links
     return tuple(dict.fromkeys((found.canonical, *found.links)))

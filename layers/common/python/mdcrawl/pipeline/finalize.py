@@ -9,8 +9,9 @@ again but announces once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from .. import stored
 from ..agent_outputs import agent_output_names, write_agent_outputs
@@ -23,7 +24,7 @@ from ..assemble import (
     OutputOpener,
     write_outputs,
 )
-from ..models import EventType, JobStatus, PageRecord, PageStatus, UrlState
+from ..models import EventType, Job, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..native import site_file_records, with_native_twins
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
@@ -47,14 +48,28 @@ class FinalizeDeps:
     clock: Clock
 
 
+class OutputMemo(Protocol):
+    """What the last assembly of the same outputs was (local runs: ``FileOutputMemo``):
+    ``reuse`` answers its result when the inputs and files are unchanged (then nothing
+    is assembled), ``remember`` keeps an assembly just written."""
+
+    def reuse(self, job: Job, records: Sequence[PageRecord]) -> AssembledResult | None: ...
+
+    def remember(
+        self, job: Job, records: Sequence[PageRecord], result: AssembledResult
+    ) -> None: ...
+
+
 def finalize(
     job_id: str,
     deps: FinalizeDeps,
     open_output: OutputOpener,
     output_key: Callable[[str], str] | None = None,
+    memo: OutputMemo | None = None,
 ) -> str:
     """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
-    each ended up (blob keys by default) for ``result_keys``."""
+    each ended up (blob keys by default) for ``result_keys``; ``memo`` skips an assembly
+    whose inputs have not changed since the last one."""
     job = get_job(job_id, deps.jobs)
     if job.status.terminal:
         return DONE
@@ -67,17 +82,11 @@ def finalize(
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
-    result = write_outputs(
-        job,
-        records,
-        lambda key: _read_markdown(deps.blobs, key),
-        open_output,
-        lambda key: _read_anchors(deps.blobs, key),
-    )
-    write_agent_outputs(
-        job, records, lambda key: _read_markdown(deps.blobs, key), open_output,
-        job.options.max_tokens,
-    )
+    result = memo.reuse(job, records) if memo is not None else None
+    if result is None:
+        result = _assemble(job, records, deps.blobs, open_output)
+        if memo is not None:
+            memo.remember(job, records, result)
     locate = output_key or (lambda name: job_key(job_id, name))
     names = {**OUTPUT_NAMES, **agent_output_names(job.options.max_tokens)}
     keys = {kind: locate(name) for kind, name in names.items()}
@@ -100,6 +109,15 @@ def finalize(
         }
         deps.events.append(job_id, EventType.JOB_COMPLETED, data, now)
     return DONE
+
+
+def _assemble(
+    job: Job, records: list[PageRecord], blobs: BlobStore, open_output: OutputOpener
+) -> AssembledResult:
+    read = lambda key: _read_markdown(blobs, key)  # noqa: E731
+    result = write_outputs(job, records, read, open_output, lambda key: _read_anchors(blobs, key))
+    write_agent_outputs(job, records, read, open_output, job.options.max_tokens)
+    return result
 
 
 def with_settled_template(

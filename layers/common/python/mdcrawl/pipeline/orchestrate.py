@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from ..models import EventType, FrontierItem, Job, JobStatus, UrlState
@@ -50,6 +52,9 @@ class OrchestratorDeps:
     pages: PageStore
     invoker: Invoker
     clock: Clock
+    # One transaction for the writes of a batch of outcomes (locally: ``Database.batch``;
+    # all of them or none, so a kill still leaves the previous state or the next).
+    batch: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 @dataclass(frozen=True)
@@ -193,14 +198,15 @@ class _Engine:
         if deadline is None or self.deps.clock.now() < deadline + self.tuning.budget_grace_s:
             return
         ports = self._ports()
-        for task, items in list(self.tasks.items()):
-            task.cancel()
-            del self.tasks[task]
-            for item in items:
-                detail = f"{item.url}: still running when the crawl's time budget ended"
-                cut = CrawlOutcome(item.url_hash, UrlState.FAILED, "timeout", detail=detail)
-                apply_outcome(self.state, item, cut, ports)
-        self._apply_in_order()
+        with self.deps.batch():
+            for task, items in list(self.tasks.items()):
+                task.cancel()
+                del self.tasks[task]
+                for item in items:
+                    detail = f"{item.url}: still running when the crawl's time budget ended"
+                    cut = CrawlOutcome(item.url_hash, UrlState.FAILED, "timeout", detail=detail)
+                    apply_outcome(self.state, item, cut, ports)
+            self._apply_in_order()
 
     def _drained(self) -> bool:
         now = self.deps.clock.now()
@@ -214,7 +220,8 @@ class _Engine:
         )
         for task in done:
             self.finished.append((self.tasks.pop(task), task))
-        self._apply_in_order()
+        with self.deps.batch():
+            self._apply_in_order()
 
     def _apply_in_order(self) -> None:
         """Apply the finished URLs that no URL still in flight precedes, lowest first."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 
 from ..convert import convert_html, depends_on_template
@@ -43,6 +45,8 @@ class ProcessDeps:
     # False: the record points at the markdown cache's document instead of a copy under
     # jobs/{id}/pages/ (AWS: one S3 PUT less per fresh page, none for a cached one).
     job_copy: bool = True
+    # One transaction for a page's record, counters and event (locally: Database.batch).
+    batch: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 class ConversionFailed(Exception):
@@ -73,9 +77,11 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
             key = job_key(page.job_id, f"pages/{page.url_hash}.md")
             _store_page(deps.blobs, key, converted)
         record = _ok_record(page, converted, key, templating.used(converted.extractor, state))
-    if deps.pages.put(record):
-        deps.jobs.add_counters(page.job_id, processed=1, words=record.words)
-        deps.events.append(page.job_id, EventType.PAGE_DONE, _event_data(record), deps.clock.now())
+    with deps.batch():
+        if deps.pages.put(record):
+            deps.jobs.add_counters(page.job_id, processed=1, words=record.words)
+            data, now = _event_data(record), deps.clock.now()
+            deps.events.append(page.job_id, EventType.PAGE_DONE, data, now)
     if not state.settled and page.order < templating.SETTLE_WINDOW:
         templating.settle(page.job_id, deps.pages.list(page.job_id), deps.blobs, rules, False)
     return record
@@ -203,8 +209,12 @@ def converted_page(
     except Exception as exc:  # noqa: BLE001 - any converter bug must cost one page, not the crawl
         log.warning("conversion of %s failed: %r", page.final_url, exc)
         raise ConversionFailed("conversion_error", f"{type(exc).__name__}: {exc}") from exc
-    blobs.put(key, _to_json(converted), "application/json")
+    cache_converted(blobs, key, converted)
     return converted
+
+
+def cache_converted(blobs: BlobStore, key: str, converted: ConvertedPage) -> None:
+    blobs.put(key, _to_json(converted), "application/json")
 
 
 def _to_json(page: ConvertedPage) -> bytes:
@@ -249,10 +259,11 @@ def record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) 
         sitemap_rank=page.sitemap_rank,
         content_hash=page.content_hash,
     )
-    if deps.pages.put(record):
-        deps.jobs.add_counters(page.job_id, processed=1, failed=1)
-        data = {**_event_data(record), "detail": str(exc)}
-        deps.events.append(page.job_id, EventType.PAGE_FAILED, data, deps.clock.now())
+    with deps.batch():
+        if deps.pages.put(record):
+            deps.jobs.add_counters(page.job_id, processed=1, failed=1)
+            data = {**_event_data(record), "detail": str(exc)}
+            deps.events.append(page.job_id, EventType.PAGE_FAILED, data, deps.clock.now())
     return record
 
 

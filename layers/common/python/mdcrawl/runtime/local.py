@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
+from ..adapters.local.outputs import FileOutputMemo
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, record_crawl
@@ -166,14 +167,27 @@ async def _crawl(
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
                 workers,
-                ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock),
+                ProcessDeps(
+                    stores.blobs,
+                    stores.pages,
+                    stores.jobs,
+                    stores.events,
+                    stores.clock,
+                    stores.db.batch,
+                ),
             )
             for page in recover_unrecorded(
                 job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
             ):
                 invoker.process(page)
             deps = OrchestratorDeps(
-                stores.jobs, stores.frontier, stores.events, stores.pages, invoker, stores.clock
+                stores.jobs,
+                stores.frontier,
+                stores.events,
+                stores.pages,
+                invoker,
+                stores.clock,
+                stores.db.batch,  # one transaction per batch of outcomes
             )
             await orchestrate(job.job_id, deps, stop_at=float("inf"))
         await invoker.drain()
@@ -207,13 +221,14 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     if owed > 0:
         fail(job.job_id, deps, f"{owed} fetched pages could not be converted or recorded")
         return
-    _clear_pages(out_dir)
     fin = FinalizeDeps(
         stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
     )
-    finalize(
-        job.job_id, fin, lambda name: _open_output(out_dir, name), lambda name: str(out_dir / name)
-    )
+    # The memo clears stale page files itself, unless the last assembly of this folder
+    # stands as it is (an unchanged re-crawl): then nothing but the manifest is written.
+    memo = FileOutputMemo(stores.blobs, out_dir)
+    opener = memo.opener(lambda name: _open_output(out_dir, name))
+    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo)
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
@@ -238,12 +253,6 @@ def _record(
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
     return record_crawl(Library(root), job, pages, read, out_dir, label)
-
-
-def _clear_pages(out_dir: Path) -> None:
-    """Page files of an earlier run would linger next to the new ones (other names)."""
-    for stale in (out_dir / "pages").glob("*.md"):
-        stale.unlink()
 
 
 @contextlib.contextmanager

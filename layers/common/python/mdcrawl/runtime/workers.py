@@ -4,6 +4,7 @@ process pool whose workers open their own stores on the same SQLite file."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import multiprocessing
 import os
@@ -13,17 +14,22 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 
 from ..adapters.local import LocalStores, open_local_stores
-from ..models import CrawledPage, PageRecord
+from ..convert import convert_html
+from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord
 from ..pipeline.crawl import CrawlDeps, crawl_batch
+from ..pipeline.fetching import body_key
 from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
+from ..pipeline.reading import Fetched, read_fetched
 from ..ports import CrawlRequest, CrawlResponse
 
 log = logging.getLogger(__name__)
 
 PARENT_CHECK_S = 1.0  # how often a worker looks whether its parent is still alive
+WARM_URL = "http://127.0.0.1/"
 
 
 def process_pool(root: Path) -> ProcessPoolExecutor:
@@ -46,10 +52,11 @@ def _warm() -> None:
 class LocalInvoker:
     """Invoker in one process: crawl on this event loop, process in the worker pool.
 
-    ``pool`` is the pool or a function making it on first use. With ``inline`` deps, a
-    page whose markdown is already in the markdown cache is processed right here (read
-    the cached JSON, write the page blob, record it: no conversion, so no worker and no
-    pickling of the page there and back)."""
+    ``pool`` is the pool or a function making it on first use. A page fetched from the
+    network is read by a worker (``pipeline/reading.py``): its body stored, its links
+    and its markdown from one parse. With ``inline`` deps and no pool running yet, a
+    page whose markdown is already in the markdown cache is read and processed right
+    here (no conversion, so no worker: a re-crawl of an unchanged site starts none)."""
 
     def __init__(
         self,
@@ -57,29 +64,85 @@ class LocalInvoker:
         pool: ProcessPoolExecutor | Callable[[], ProcessPoolExecutor],
         inline: ProcessDeps | None = None,
     ) -> None:
-        self._deps, self._inline = crawl_deps, inline
+        reader = crawl_deps.reader or self._read
+        self._deps, self._inline = replace(crawl_deps, reader=reader), inline
         self._pool = pool if isinstance(pool, ProcessPoolExecutor) else None
         self._make_pool = None if isinstance(pool, ProcessPoolExecutor) else pool
         self._pending: set[Future[PageRecord]] = set()
+        self._ready: Future[None] | None = None  # done once a worker has started
         self._broken = False
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
         return await crawl_batch(request, self._deps)
 
+    async def _read(
+        self, request: CrawlRequest, item: FrontierItem, result: FetchResult, final_url: str
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """The page read by a worker; None (read on this side) when no worker is needed
+        or none can be had."""
+        fetched = Fetched(
+            request.job_id,
+            item,
+            final_url,
+            result.body,
+            result.headers.get("content-type", "text/html"),
+            result.encoding,
+        )
+        if self._pool is None and self._inline is not None and self._converted(fetched):
+            return None
+        pool = self._ensure_pool()
+        if pool is None or self._ready is None or not self._ready.done():
+            return None  # workers still starting (spawn, imports): no page waits for them
+        try:
+            return await asyncio.wrap_future(pool.submit(_read_in_worker, fetched))
+        except BrokenProcessPool:
+            self._broken = True
+        except Exception as exc:  # noqa: BLE001 - a store hiccup in the worker: read here
+            log.warning("reading %s in a worker failed: %r", final_url, exc)
+        return None
+
+    def _converted(self, fetched: Fetched) -> bool:
+        """Is this fetch's markdown already cached (then no worker is needed for it)?"""
+        assert self._inline is not None
+        content_hash = hashlib.sha256(fetched.body).hexdigest()
+        page = CrawledPage(
+            fetched.job_id,
+            fetched.item.url,
+            fetched.item.url_hash,
+            fetched.final_url,
+            content_hash,
+            body_key(content_hash),
+            fetched.item.order,
+            fetched.item.depth,
+            from_cache=False,
+            encoding=fetched.encoding,
+        )
+        return self._cached(page, self._inline)
+
+    def _ensure_pool(self) -> ProcessPoolExecutor | None:
+        if self._broken:
+            return None
+        if self._pool is None:
+            assert self._make_pool is not None
+            self._pool = self._make_pool()
+        if self._ready is None:
+            self._ready = self._pool.submit(_warm)
+        return self._pool
+
     def process(self, page: CrawledPage) -> None:
-        if self._inline is not None and self._cached(page, self._inline):
+        # Inline only while no pool runs: once workers exist, recording a page (a blob
+        # copy, three writes) is their work, not the event loop's.
+        if self._pool is None and self._inline is not None and self._cached(page, self._inline):
             try:
                 process_page(page, self._inline)
             except Exception as exc:  # noqa: BLE001 - a store hiccup: the recovery pass retries
                 log.warning("processing %s failed: %r", page.url, exc)
             return
-        if self._broken:
-            return  # left for the recovery pass at the end
         try:
-            if self._pool is None:
-                assert self._make_pool is not None
-                self._pool = self._make_pool()
-            future = self._pool.submit(_process_in_worker, page)
+            pool = self._ensure_pool()
+            if pool is None:
+                return  # left for the recovery pass at the end
+            future = pool.submit(_process_in_worker, page)
         except BrokenProcessPool:
             self._broken = True
             return
@@ -113,6 +176,15 @@ def _init_worker(root: str, parent: int) -> None:
     # was killed would otherwise read getppid() == 1 and take init for its parent.
     _exit_with_parent(parent)
     _worker_stores = open_local_stores(Path(root))
+    _warm_up()
+
+
+def _warm_up() -> None:
+    """What the first page would pay for, paid before it arrives: readability (imported
+    lazily by the extractor) and the generator rules' selectors, compiled once."""
+    import readability  # noqa: F401
+
+    convert_html(b"<html><head><title>warm</title></head><body><p>up</p></body></html>", WARM_URL)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -128,8 +200,17 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _process_in_worker(page: CrawledPage) -> PageRecord:
+def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
     stores = _worker_stores
     assert stores is not None, "worker used without its initializer"
     deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
+    return read_fetched(fetched, deps)
+
+
+def _process_in_worker(page: CrawledPage) -> PageRecord:
+    stores = _worker_stores
+    assert stores is not None, "worker used without its initializer"
+    deps = ProcessDeps(
+        stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock, stores.db.batch
+    )
     return process_page(page, deps)

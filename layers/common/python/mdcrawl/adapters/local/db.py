@@ -8,6 +8,10 @@ half way (a deferred transaction that upgrades fails at once, without waiting); 
 busy timeout makes writers queue instead of failing. Every change happens in a
 transaction, so a kill -9 at any instant leaves the previous or the next state.
 
+Writes can be batched: inside ``batch()``, every ``write()`` of the thread holding it
+joins one transaction (one commit for a batch of outcomes, not one per statement),
+while other threads wait for the batch to end.
+
 One connection per ``Database``, guarded by a lock so the threads of one process can
 share it. A forked child never reuses its parent's connection (SQLite forbids it): the
 connection is reopened whenever the process id changed.
@@ -46,21 +50,46 @@ class Database:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
+        self._batching = False  # only ever read by the thread holding the lock
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any error."""
+        """A write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any error;
+        inside ``batch()``, a part of the batch's transaction."""
         with self._locked() as conn, store_errors(f"write to {self.path}"):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            if self._batching:
                 yield conn
-            except BaseException:
-                # SQLite may already have rolled back (disk full, I/O error): a second
-                # ROLLBACK would fail and hide the error that matters.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                return
+            with self._transaction(conn):
+                yield conn
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write of this thread inside the block in one transaction: all or none.
+        The lock is held throughout, so no other thread's write lands in it."""
+        with self._locked() as conn, store_errors(f"write to {self.path}"):
+            if self._batching:  # nested: the outer batch commits
+                yield
+                return
+            with self._transaction(conn):
+                self._batching = True
+                try:
+                    yield
+                finally:
+                    self._batching = False
+
+    @contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            # SQLite may already have rolled back (disk full, I/O error): a second
+            # ROLLBACK would fail and hide the error that matters.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run one read statement (its own consistent snapshot) and fetch every row."""
