@@ -26,9 +26,9 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import BinaryIO
 
-from ...anchors import anchors_key
 from ...assemble import MANIFEST, PAGES_DIR, AssembledResult, OutputOpener, crawl_date
 from ...models import Job, PageRecord
+from ...names import anchors_key
 from .blobs import FileBlobStore
 
 MEMO_PREFIX = "outputs/"
