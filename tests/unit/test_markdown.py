@@ -175,7 +175,7 @@ def test_soup_built_from_lxml_is_the_round_trip_soup():
     """The direct build must give markdownify the tree a serialise-and-parse gives it."""
     import lxml.html
     from bs4 import BeautifulSoup
-    from mdcrawl.markdown import soup_from_lxml
+    from mdcrawl.soupbuild import soup_from_lxml
 
     body = """<main>
       <h1>Title</h1>  <p>Text <b>bold</b> <a href="https://x.example/a b/à.html">link</a><br>

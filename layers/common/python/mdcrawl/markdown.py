@@ -1,7 +1,8 @@
 """HTML -> markdown: a markdownify subclass tuned for documentation.
 
-Two passes. ``annotate`` works on the lxml region (fast XPath): it names each code
-block's language and turns admonitions into labelled blockquotes. ``DocsConverter``
+Two passes. ``annotate`` (``annotate.py``) works on the lxml region (fast XPath): it
+names each code block's language and turns admonitions into labelled blockquotes; the
+region then becomes a BeautifulSoup tree (``soupbuild.py``). ``DocsConverter``
 then renders: ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold
 the table), readable API signatures. Code blocks and HTML tables leave the converter
 as placeholders so that whitespace clean-up never touches them; ``render_markdown``
@@ -12,10 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
-import lxml.html
-from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
+from bs4 import Comment, Doctype, NavigableString, Tag
 from lxml.html import HtmlElement
 from markdownify import (
     ATX,
@@ -28,39 +27,9 @@ from markdownify import (
     should_remove_whitespace_outside,
 )
 
-from . import selectors as sel
 from .anchors import HeadingRef, mark_ids, take_anchors
-from .extract import is_permalink_glyph, move_ids, select
-
-LANG_ATTR = "data-mdcrawl-lang"
-LABEL_ATTR = "data-mdcrawl-label"
-SIGNATURE_ATTR = "data-mdcrawl-sig"
-
-_LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush)-(.+)$")
-# Sphinx writes "highlight-default" for its default lexer, which is Python's.
-_LANG_ALIASES = {"default": "python"}
-_NO_LANG = {"none", "nohighlight", "plain", "plaintext", "no-highlight"}
-# Classes that name a language on their own (rustdoc marks Rust code with class="rust").
-_BARE_LANG_CLASSES = {"rust"}
-_ADMONITION_KINDS = (
-    "note",
-    "warning",
-    "tip",
-    "hint",
-    "important",
-    "caution",
-    "danger",
-    "error",
-    "attention",
-    "info",
-    "seealso",
-    "todo",
-    "deprecated",
-    "example",
-    "success",
-    "question",
-)
-_LANG_SEARCH_DEPTH = 5  # pre -> div.highlight -> div.highlight-python, plus line-number tables
+from .annotate import LABEL_ATTR, LANG_ATTR, SIGNATURE_ATTR, annotate
+from .soupbuild import soup_from_lxml
 
 _PLACEHOLDER = re.compile(r"^(.*?)\x02(\d+)\x03[ \t]*$", re.MULTILINE)
 _EDGE_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
@@ -91,94 +60,6 @@ class Markdown:
     prose_words: int  # words outside code blocks and link targets
     anchors: dict[str, HeadingRef] = field(default_factory=dict)  # element id -> heading
 
-
-# ---------------------------------------------------------------- annotate (lxml)
-
-
-def annotate(region: HtmlElement) -> None:
-    """Record what the converter cannot see locally: languages, admonition labels."""
-    for pre in region.iter("pre"):
-        lang = code_language(pre)
-        if lang:
-            pre.set(LANG_ATTR, lang)
-    for dt in region.iter("dt"):
-        if is_signature(dt):
-            dt.set(SIGNATURE_ATTR, "1")
-    for css in sel.ADMONITION:
-        for box in select(region, css):
-            if box.get(LABEL_ATTR) is None:
-                _mark_admonition(box)
-    _drop_permalinks(region)
-
-
-def _drop_permalinks(region: HtmlElement) -> None:
-    """A heading's permalink (``¶``, ``#``, a link icon: a link to a fragment with no
-    words) goes; its id stays a target on the heading."""
-    for heading in region.iter("h1", "h2", "h3", "h4", "h5", "h6"):
-        for anchor in list(heading.iter("a")):
-            if "#" in (anchor.get("href") or "") and is_permalink_glyph(anchor.text_content()):
-                move_ids(anchor, heading)
-                anchor.drop_tree()
-
-
-def code_language(pre: HtmlElement) -> str:
-    """The language named by the markup on the pre, its code child, or its wrappers."""
-    candidates = [pre, *pre.findall("code")]
-    ancestor = pre.getparent()
-    for _ in range(_LANG_SEARCH_DEPTH):
-        if ancestor is None:
-            break
-        candidates.append(ancestor)
-        ancestor = ancestor.getparent()
-    for element in candidates:
-        lang = _language_of(element)
-        if lang is not None:
-            return lang
-    return ""
-
-
-def _language_of(element: HtmlElement) -> str | None:
-    data_lang = element.get("data-lang") or element.get("data-language")
-    if data_lang:
-        return _normalise_lang(data_lang)
-    for cls in (element.get("class") or "").split():
-        match = _LANG_CLASS.match(cls)
-        if match:
-            return _normalise_lang(match.group(1))
-        if cls in _BARE_LANG_CLASSES and element.tag == "pre":
-            return cls
-    return None
-
-
-def _normalise_lang(name: str) -> str:
-    name = name.strip().lower()
-    if name in _NO_LANG:
-        return ""
-    return _LANG_ALIASES.get(name, name)
-
-
-def _mark_admonition(box: HtmlElement) -> None:
-    titles = {el for css in sel.ADMONITION_TITLE for el in select(box, css)}
-    label = ""
-    for child in box:
-        if child in titles:  # only a direct child names the box, not a nested title
-            label = " ".join(child.text_content().split()).rstrip(":")
-            child.drop_tree()
-            break
-    if not label:
-        label = _kind_from_classes(box.get("class") or "")
-    box.tag = "blockquote"
-    box.set(LABEL_ATTR, label[:1].upper() + label[1:] if label else "Note")
-
-
-def _kind_from_classes(classes: str) -> str:
-    for cls in classes.split():
-        if cls in _ADMONITION_KINDS:
-            return "See also" if cls == "seealso" else cls
-    return ""
-
-
-# ---------------------------------------------------------------- convert (bs4)
 
 
 class DocsConverter(MarkdownConverter):
@@ -437,10 +318,6 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}" if text else ""
 
 
-def is_signature(dt: HtmlElement) -> bool:
-    """Sphinx API signatures: ``dt.sig`` (Sphinx >= 4) or a dt holding ``.descname``."""
-    return "sig" in (dt.get("class") or "").split() or bool(dt.find_class("descname"))
-
 
 def table_rows(table: Tag) -> list[Tag]:
     """The table's own rows (thead, tbody, tfoot or bare), not those of nested tables."""
@@ -591,139 +468,6 @@ def render_markdown(region: HtmlElement) -> Markdown:
 # Permalink glyphs left as text at the end of a heading ("## Install ¶").
 _HEADING_GLYPHS = re.compile(r"^(#{1,6} .*?)[ \t]*(?:[¶§🔗⚓]\ufe0f?)+[ \t]*$", re.MULTILINE)
 
-
-def soup_from_lxml(region: HtmlElement) -> BeautifulSoup:
-    """The region as BeautifulSoup sees it, built straight from the lxml tree.
-
-    Serialising the region and parsing it again costs more than the conversion itself
-    (bs4 handles every start tag, end tag and string in Python). Built here instead:
-    the same tree bs4's lxml builder makes of ``tostring(region)`` - html > body >
-    region and its tail, whitespace-only strings collapsed outside <pre>, the string
-    classes of script/style/rt - without the round trip. Anything unusual (processing
-    instructions, entities, a nested html/body, a tree too deep) takes the round trip.
-    """
-    soup = BeautifulSoup("", "lxml", multi_valued_attributes=None)
-    try:
-        _SoupBuilder(soup).build(region)
-    except (_Unusual, RecursionError):
-        html = lxml.html.tostring(region, encoding="unicode")
-        # Class lists stay plain strings: splitting every one costs more than it serves.
-        soup = BeautifulSoup(html, "lxml", multi_valued_attributes=None)
-    return soup
-
-
-class _Unusual(Exception):
-    """A node the direct build does not reproduce faithfully."""
-
-
-_STRUCTURE_TAGS = {"html", "head", "body", "frameset"}
-_ASCII_SPACES = frozenset(BeautifulSoup.ASCII_SPACES)
-_TAG_TEMPLATES: dict[str, dict[str, object]] = {}
-_LINKS = ("parent", "previous_element", "next_element", "previous_sibling", "next_sibling")
-
-
-# libxml2's HTML serialiser URI-escapes these attributes (spaces, non-ASCII: %XX) and
-# trims their leading blanks; the round trip's soup holds them so, and so does this one.
-_URI_ATTRS = {"href", "src", "action", "name"}
-_URI_UNSAFE = re.compile(r"[^\x21-\x7e]")
-
-
-def _serialised_attributes(el: HtmlElement) -> dict[str, str]:
-    """The element's attributes as they come back from ``tostring`` and a parse."""
-    # Only <a name> is escaped by tag: a span stands in for any other element (a <td>
-    # or <li> outside its parent would not survive the parse).
-    copy = lxml.html.Element("a" if el.tag == "a" else "span", dict(el.attrib))
-    holder = lxml.html.Element("div")
-    holder.append(copy)
-    return dict(lxml.html.fragment_fromstring(lxml.html.tostring(holder))[0].attrib)
-
-
-class _SoupBuilder:
-    def __init__(self, soup: BeautifulSoup) -> None:
-        self.soup = soup
-        self.builder = soup.builder
-        self.containers = soup.builder.string_containers
-        self.preserve = soup.builder.preserve_whitespace_tags
-        self.attr_dict = soup.builder.attribute_dict_class
-        self.last: object = None  # the element before the next one, in document order
-
-    def build(self, region: HtmlElement) -> None:
-        soup = self.soup
-        if region.tag == "html":
-            raise _Unusual("html")
-        html = self._tag("html", {}, soup)
-        if region.tag == "body":
-            self._element(region, html, NavigableString, False)
-            if region.tail:  # whitespace after </body> stays in <html>; text would not
-                if region.tail.strip():
-                    raise _Unusual("text after body")
-                self._string(region.tail, html, NavigableString, False)
-            return
-        body = self._tag("body", {}, html)
-        self._element(region, body, NavigableString, False)
-        if region.tail:
-            self._string(region.tail, body, NavigableString, False)
-
-    def _template(self, name: str) -> dict[str, object]:
-        template = _TAG_TEMPLATES.get(name)
-        if template is None:
-            model = Tag(self.soup, self.builder, name, None, None, {})
-            template = {k: v for k, v in model.__dict__.items() if k not in _LINKS}
-            del template["attrs"], template["contents"]
-            template["_namespaces"] = self.soup._namespaces  # what the lxml builder passes
-            _TAG_TEMPLATES[name] = template
-        return template
-
-    def _link(self, node: Any, parent: Any) -> None:
-        contents = parent.contents
-        previous = contents[-1] if contents else None
-        node.parent = parent
-        node.previous_sibling = previous
-        node.next_sibling = None
-        if previous is not None:
-            previous.next_sibling = node
-        node.previous_element = self.last
-        node.next_element = None
-        if self.last is not None:
-            self.last.next_element = node
-        self.last = node
-        contents.append(node)
-
-    def _tag(self, name: str, attrs: Any, parent: Any) -> Tag:
-        tag = Tag.__new__(Tag)
-        tag.__dict__.update(self._template(name))
-        tag.attrs = self.attr_dict(attrs)
-        tag.contents = []
-        self._link(tag, parent)
-        return tag
-
-    def _element(self, el: HtmlElement, parent: Any, container: type, keep: bool) -> None:
-        name = el.tag
-        if name in _STRUCTURE_TAGS and parent is not self.soup and parent.name != "html":
-            raise _Unusual(name)
-        if name == "meta":  # bs4 rewrites a meta charset for output: leave that to it
-            raise _Unusual(name)
-        attrs = el.attrib
-        if attrs and _URI_UNSAFE.search("".join(v for k, v in attrs.items() if k in _URI_ATTRS)):
-            attrs = _serialised_attributes(el)
-        tag = self._tag(name, attrs, parent)
-        container = self.containers.get(name, container)
-        keep = keep or name in self.preserve
-        if el.text:
-            self._string(el.text, tag, container, keep)
-        for child in el:
-            if not isinstance(child.tag, str):
-                raise _Unusual(repr(child))
-            self._element(child, tag, container, keep)
-            if child.tail:
-                self._string(child.tail, tag, container, keep)
-
-    def _string(self, text: str, parent: Any, container: type, keep: bool) -> None:
-        if not keep and _ASCII_SPACES.issuperset(text):
-            text = "\n" if "\n" in text else " "
-        string = str.__new__(container, text)
-        string.hidden = False
-        self._link(string, parent)
 
 
 def _strip_attributes(region: HtmlElement) -> None:

@@ -13,6 +13,21 @@ the tree (``extract.SelectorSet``). ``content`` and ``nav`` may be any CSS; a ``
 entry that is a group ("a, b") yields its links in document order, while separate
 entries are alternatives. Rules must stay general: a selector earns its place by
 describing a generator, never one page.
+
+Generator knowledge that is code, not selectors (each a generic transform that a named
+generator happens to need; none is keyed to a generator, so all run on every site):
+
+- ``annotate.py``: code languages from ``language-``/``lang-``/``highlight-``/``brush-``
+  classes and ``data-lang``, Sphinx's ``default`` lexer read as python, rustdoc's bare
+  ``rust`` class; Sphinx signatures (``dt.sig``, ``.descname``).
+- ``extract.py``: ``<br>`` line ends in ``<pre>`` (Docusaurus), line-number tables
+  (Pygments ``linenos=table``, gtk-doc listings), nested ``<pre>`` (mdBook playgrounds),
+  headings that link to themselves (mdBook, Javadoc), bulleted lists of sections
+  (Javadoc member summaries).
+- ``markdown.py``: signatures and inline code holding links (Sphinx, mkdocs), spacer
+  rows (Doxygen ``tr.separator``), layout tables (Sphinx's genindex), inlined data-URI
+  images (Docusaurus).
+- ``convert.py``: a page that opens with an h2 takes it as its title (mdBook).
 """
 
 from __future__ import annotations
