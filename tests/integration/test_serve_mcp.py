@@ -29,7 +29,8 @@ def _data(result: Any) -> Any:
 
 async def test_mcp_over_http_in_serve(tmp_path: Path) -> None:
     site = require_site("flask")
-    with serve_directory(site.root) as docs, run_serve(tmp_path / "state") as server:
+    state, extra = tmp_path / "state", ("--max-pages", "60")
+    with serve_directory(site.root) as docs, run_serve(state, extra=extra) as server:
         endpoint = f"{server.base_url}/mcp"
         refused = httpx.post(endpoint, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert refused.status_code == 401
@@ -49,5 +50,7 @@ async def test_mcp_over_http_in_serve(tmp_path: Path) -> None:
             assert hits and all(h["url"].startswith(docs.url("/")) for h in hits)
             page = _data(await client.call_tool("read_page", {"url": hits[0]["url"]}))
             assert page["markdown"].startswith("# ")
+            over = await client.call_tool("crawl_docs", {"url": docs.url(site.start), "max_pages": 61})
+            assert over.is_error and "at most 60" in over.content[0].text  # serve's own cap
             outside = await client.call_tool("crawl_docs", {"url": "http://10.1.2.3/docs/"})
             assert outside.is_error and "only crawls public addresses" in outside.content[0].text

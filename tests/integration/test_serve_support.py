@@ -50,7 +50,10 @@ class ServeProcess:
 
 @contextmanager
 def run_serve(
-    cache_dir: Path, api_key: str = API_KEY, allow_hosts: str | None = "127.0.0.0/8"
+    cache_dir: Path,
+    api_key: str = API_KEY,
+    allow_hosts: str | None = "127.0.0.0/8",
+    extra: tuple[str, ...] = (),
 ) -> Iterator[ServeProcess]:
     """`mdcrawl serve --port 0` in its own process group; yields once it listens. It crawls
     nothing but ``allow_hosts`` (loopback): no test may send traffic anywhere else. With
@@ -70,6 +73,7 @@ def run_serve(
         api_key,
         "--verbose",
         *(("--allow-hosts", allow_hosts) if allow_hosts else ()),
+        *extra,
     ]
     with log.open("w") as errors:
         proc = subprocess.Popen(

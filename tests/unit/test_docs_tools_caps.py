@@ -1,5 +1,6 @@
-"""The MCP crawl tool served by `mdcrawl serve` (/mcp) keeps the hosted page cap, as
-POST /jobs does; on stdio (the user's own machine) it takes the CLI's default."""
+"""The MCP crawl tool served by `mdcrawl serve` (/mcp) keeps the server's page cap, as
+POST /jobs does (`serve --max-pages`, else the serve profile's); on stdio (the user's own
+machine) it takes the CLI's default."""
 
 from __future__ import annotations
 
@@ -34,3 +35,12 @@ def test_defaults_are_the_hosted_cap_when_served_and_the_cli_default_on_stdio(tm
     assert DocsTools(tmp_path)._max_pages(CAP * 3) == CAP * 3
     with pytest.raises(InvalidInput):
         DocsTools(tmp_path)._max_pages(0)
+
+
+def test_a_served_crawl_keeps_the_page_cap_the_server_was_given(tmp_path: Path):
+    tools = DocsTools(tmp_path, check_url=[].append, page_cap=7)
+    assert tools._max_pages(None) == 7
+    assert tools._max_pages(7) == 7
+    with pytest.raises(InvalidInput, match="at most 7"):
+        tools._max_pages(8)
+

@@ -42,9 +42,12 @@ async def _run(work: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
-def build_server(root: Path, check_url: Callable[[str], None] | None = None) -> MCPServer[Any]:
-    """The server over the library and cache in ``root``; ``check_url`` vets start URLs."""
-    tools = DocsTools(root, check_url)
+def build_server(
+    root: Path, check_url: Callable[[str], None] | None = None, page_cap: int | None = None
+) -> MCPServer[Any]:
+    """The server over the library and cache in ``root``; ``check_url`` vets start URLs,
+    ``page_cap`` bounds a crawl's pages (serve's cap)."""
+    tools = DocsTools(root, check_url, page_cap)
     server: MCPServer[Any] = MCPServer(
         "mdcrawl", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )

@@ -53,12 +53,21 @@ class _Progress:
 
 class DocsTools:
     """The library in ``root`` (the cache folder) and crawls into it. ``check_url`` (serve's
-    host allow-list) vets every start URL before a crawl."""
+    host allow-list) vets every start URL before a crawl; ``page_cap`` is the server's page
+    cap (``mdcrawl serve --max-pages``; served without one: the serve profile's)."""
 
-    def __init__(self, root: Path, check_url: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        check_url: Callable[[str], None] | None = None,
+        page_cap: int | None = None,
+    ) -> None:
         self.root = root
         self.library = Library(root)
         self._check_url = check_url  # serve's host allow-list; raises InvalidInput
+        if page_cap is None and check_url is not None:
+            page_cap = int(OptionLimits.of(Profile.SERVE).caps["max_pages"])
+        self._page_cap = page_cap
 
     def crawl(self, request: CrawlRequest, progress: Callable[[Job], None]) -> dict[str, object]:
         options = CrawlOptions(
@@ -78,7 +87,7 @@ class DocsTools:
     def _max_pages(self, asked: int | None) -> int:
         """The CLI's default on stdio; served to others (serve's /mcp, which passes
         ``check_url``), the hosted page cap, as POST /jobs has it: no unbounded crawl."""
-        cap = OptionLimits.of(Profile.SERVE).caps["max_pages"] if self._check_url else None
+        cap = self._page_cap
         default = min(CrawlOptions.max_pages, cap) if cap is not None else CrawlOptions.max_pages
         pages = asked if asked is not None else default
         if pages < 1:

@@ -33,10 +33,17 @@ def mcp_available() -> bool:
 class McpMount:
     """An ASGI app for ``/mcp`` over the library in ``root``."""
 
-    def __init__(self, root: Path, api_key: str, host: str, check_url: UrlChecker) -> None:
+    def __init__(
+        self,
+        root: Path,
+        api_key: str,
+        host: str,
+        check_url: UrlChecker,
+        page_cap: int | None = None,
+    ) -> None:
         from ..mcp_server import build_server
 
-        self._server = build_server(root, check_url)
+        self._server = build_server(root, check_url, page_cap)
         self._app: Any = self._server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
         self._api_key = api_key
 

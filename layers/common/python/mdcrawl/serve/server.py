@@ -130,7 +130,9 @@ async def running(config: ServeConfig) -> AsyncIterator[Running]:
     check_url = StartUrlCheck(guard)
     app = build_app(stores, runner, config.api_key, check_url, config.caps)
     if mcp_available():  # /mcp: the library's MCP tools, same key, same host allow-list
-        app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url)
+        # the same page cap as POST /jobs (``serve --max-pages``)
+        page_cap = int(serve_limits(config.caps).options.caps["max_pages"])
+        app.mcp = McpMount(config.cache_dir, config.api_key, config.host, check_url, page_cap)
     uv = uvicorn.Config(
         app,
         host=config.host,
