@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from ..convert import convert_html, depends_on_template
 from ..models import (
@@ -103,19 +104,7 @@ def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> boo
 def _deferred_record(page: CrawledPage, key: str) -> PageRecord:
     """Recorded (the crawl counts it, the template's sample includes it), not converted:
     no title or words until finalize converts it into ``key``."""
-    return PageRecord(
-        job_id=page.job_id,
-        url=page.final_url,
-        url_hash=page.url_hash,
-        status=PageStatus.OK,
-        order=page.order,
-        markdown_key=key,
-        from_cache=page.from_cache,
-        sitemap_rank=page.sitemap_rank,
-        content_hash=page.content_hash,
-        encoding=page.encoding,
-        template=templating.DEFERRED,
-    )
+    return _page_record(page, key, templating.DEFERRED)
 
 
 def generator_rules(job_id: str, jobs: JobStore) -> bool:
@@ -228,22 +217,32 @@ def _from_json(data: bytes) -> ConvertedPage:
 
 
 def _ok_record(page: CrawledPage, converted: ConvertedPage, key: str, template: str) -> PageRecord:
+    return _page_record(
+        page,
+        key,
+        template,
+        title=converted.title,
+        words=converted.words,
+        nav=converted.nav,
+        description=converted.description,
+    )
+
+
+def _page_record(page: CrawledPage, key: str, template: str, **converted: Any) -> PageRecord:
+    """An OK record of ``page`` whose markdown is (or will be) at ``key``."""
     return PageRecord(
         job_id=page.job_id,
         url=page.final_url,
         url_hash=page.url_hash,
         status=PageStatus.OK,
         order=page.order,
-        title=converted.title,
-        words=converted.words,
         markdown_key=key,
         from_cache=page.from_cache,
-        nav=converted.nav,
-        description=converted.description,
         sitemap_rank=page.sitemap_rank,
         content_hash=page.content_hash,
         encoding=page.encoding,
         template=template,
+        **converted,
     )
 
 
