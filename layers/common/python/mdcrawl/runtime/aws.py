@@ -165,8 +165,15 @@ class AwsRuntime:
         events = self.live_events
         return OrchestratorPorts(
             # Counters summed in memory, written with the heartbeat (adapters/aws/counters.py).
+            # The pages of the outcomes applied together go to the processor together.
             orchestrate=OrchestratorDeps(
-                BufferedCounters(st.jobs), st.frontier, events, st.pages, invoker, st.clock
+                BufferedCounters(st.jobs),
+                st.frontier,
+                events,
+                st.pages,
+                invoker,
+                st.clock,
+                batch=invoker.collecting,
             ),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )

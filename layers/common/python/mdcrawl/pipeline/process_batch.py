@@ -1,0 +1,50 @@
+"""Several fetched pages in one process step (one processor invocation per crawl batch
+on AWS): each page exactly as ``process.process_page`` handles it alone, in the order
+given, and the job counters of all of them added in one write at the end.
+
+What a crash costs: the counter sums of the pages recorded before it (the counters are
+a progress display; the page records decide what the job contains). A redelivered batch
+skips the pages already recorded and counts only the others, so no page counts twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..models import Counters, CrawledPage, PageRecord
+from .process import ProcessDeps, process_page
+
+
+def process_pages(pages: Sequence[CrawledPage], deps: ProcessDeps) -> list[PageRecord]:
+    """The pages' records, in order; counters written once (also when a page raised)."""
+    summed = SummedCounters(deps.jobs)
+    each = replace(deps, jobs=summed)
+    try:
+        return [process_page(page, each) for page in pages]
+    finally:
+        summed.flush()
+
+
+class SummedCounters:
+    """A JobStore whose ``add_counters`` only sums, per job, until ``flush``."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._pending: dict[str, Counter[str]] = {}
+
+    def add_counters(self, job_id: str, **deltas: int) -> Counters:
+        self._pending.setdefault(job_id, Counter()).update(deltas)
+        return Counters()  # not read by the process step: no request for it
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for job_id, deltas in pending.items():
+            nonzero = {name: n for name, n in deltas.items() if n}
+            if nonzero:
+                self._inner.add_counters(job_id, **nonzero)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
