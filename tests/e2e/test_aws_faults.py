@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from mdcrawl.adapters.aws.packs import LOCATOR
 from mdcrawl.models import JobStatus, PageStatus, UrlState
 from mdcrawl.pipeline import rehand
 
@@ -97,7 +98,16 @@ def test_a_processor_event_delivered_twice_changes_nothing_twice(
     def count_put(params: dict[str, Any], **_: Any) -> None:
         page_puts[params["Key"]] += 1
 
+    def count_packed(params: dict[str, Any], **_: Any) -> None:
+        # A cache document is stored inside a pack: its locator says where (packs.py).
+        for requests in params["RequestItems"].values():
+            for request in requests:
+                key = request.get("PutRequest", {}).get("Item", {}).get("url_hash", {})
+                if key.get("S", "").startswith(LOCATOR):
+                    page_puts[key["S"].removeprefix(LOCATOR)] += 1
+
     stack.aws.session.events.register("provide-client-params.s3.PutObject", count_put)
+    stack.aws.session.events.register("provide-client-params.dynamodb.BatchWriteItem", count_packed)
 
     delivered: Counter[str] = Counter()
 

@@ -2,6 +2,11 @@
 on AWS): each page exactly as ``process.process_page`` handles it alone, in the order
 given, and the job counters of all of them added in one write at the end.
 
+A blob store that packs writes (``packing()``: AWS, ``adapters/aws/packs.py``) gets the
+whole batch as one block, and the pages are converted before any is recorded, so their
+markdown cache documents go out as one object when the first record is written (a
+record may point at its document only once that is stored).
+
 What a crash costs: the counter sums of the pages recorded before it (the counters are
 a progress display; the page records decide what the job contains). A redelivered batch
 skips the pages already recorded and counts only the others, so no page counts twice.
@@ -11,21 +16,31 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
 from ..models import Counters, CrawledPage, PageRecord
-from .process import ProcessDeps, process_page
+from .process import ProcessDeps, convert_ahead, process_page
 
 
 def process_pages(pages: Sequence[CrawledPage], deps: ProcessDeps) -> list[PageRecord]:
     """The pages' records, in order; counters written once (also when a page raised)."""
     summed = SummedCounters(deps.jobs)
     each = replace(deps, jobs=summed)
-    try:
-        return [process_page(page, each) for page in pages]
-    finally:
-        summed.flush()
+    with _packing(deps.blobs):
+        try:
+            if len(pages) > 1:
+                for page in pages:
+                    convert_ahead(page, each)
+            return [process_page(page, each) for page in pages]
+        finally:
+            summed.flush()
+
+
+def _packing(blobs: Any) -> AbstractContextManager[object]:
+    packing = getattr(blobs, "packing", None)
+    return packing() if packing is not None else nullcontext()
 
 
 class SummedCounters:

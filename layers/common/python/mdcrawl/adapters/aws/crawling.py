@@ -1,6 +1,7 @@
 """The crawler function's ports on AWS: a fetcher per batch behind the SSRF guard,
-holding a shared per-host slot for every request (``hostlease``), and the answer
-spilled to S3 when it is over Lambda's response limit (``spill``)."""
+holding a shared per-host slot for every request (``hostlease``), the batch's bodies
+stored as one pack (``packs``), and the answer spilled to S3 when it is over Lambda's
+response limit (``spill``)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,14 @@ class CrawlerPorts:
     async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
         """The batch's outcomes, answered ``batch.CRAWL_STOP_MARGIN_S`` before the
         invocation's time (``time_left_s``) ends."""
-        async with self.deps_for(request) as deps:
-            return await crawl_within(request, deps, time_left_s)
+        with _packing(self.blobs):  # the batch's bodies: one pack, stored before answering
+            async with self.deps_for(request) as deps:
+                return await crawl_within(request, deps, time_left_s)
 
     def answer(self, response: CrawlResponse) -> dict[str, Any]:
         return answer_of(response, self.blobs)
+
+
+def _packing(blobs: Any) -> contextlib.AbstractContextManager[None]:
+    packing = getattr(blobs, "packing", None)
+    return packing() if packing is not None else contextlib.nullcontext()
