@@ -138,3 +138,24 @@ def test_other_keys_and_the_packs_themselves_are_plain_objects(setup) -> None:
     assert aws.s3.get_object(Bucket=aws.bucket, Key="jobs/j1/template.json")["Body"].read()
     assert packed(BODY_A) and packed(DOC)
     assert not packed("cache/bodies/packs/0123") and not packed("cache/links/abc")
+
+
+def test_a_prefetch_locates_in_one_request_and_reads_neighbours_in_one_range(setup) -> None:
+    blobs, s3, dynamodb, _, _ = setup
+    keys = [f"cache/bodies/b{n}" for n in range(4)]
+    with blobs.packing():
+        for n, key in enumerate(keys):
+            blobs.put(key, b"body %d" % n)
+    blobs.put("cache/bodies/elsewhere", b"own pack")
+    s3.calls.clear()
+    dynamodb.calls.clear()
+    with blobs.packing():
+        blobs.prefetch([keys[3], keys[1], "cache/bodies/elsewhere", "cache/bodies/none"])
+        assert dynamodb.calls == Counter(batch_get_item=1)
+        assert s3.calls == Counter(get_object=2)  # one run per pack
+        assert blobs.get(keys[1]) == b"body 1" and blobs.get(keys[3]) == b"body 3"
+        assert blobs.get("cache/bodies/elsewhere") == b"own pack"
+        assert blobs.get("cache/bodies/none") is None and not blobs.exists("cache/bodies/none")
+        blobs.prefetch_locations([keys[0]])
+        assert blobs.exists(keys[0])
+    assert dynamodb.calls == Counter(batch_get_item=2) and s3.calls == Counter(get_object=2)

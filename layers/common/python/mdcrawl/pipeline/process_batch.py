@@ -21,7 +21,14 @@ from dataclasses import replace
 from typing import Any
 
 from ..models import Counters, CrawledPage, PageRecord
-from .process import ProcessDeps, convert_ahead, process_page
+from . import templating
+from .process import (
+    ProcessDeps,
+    convert_ahead,
+    generator_rules,
+    markdown_cache_key,
+    process_page,
+)
 
 
 def process_pages(pages: Sequence[CrawledPage], deps: ProcessDeps) -> list[PageRecord]:
@@ -31,11 +38,26 @@ def process_pages(pages: Sequence[CrawledPage], deps: ProcessDeps) -> list[PageR
     with _packing(deps.blobs):
         try:
             if len(pages) > 1:
+                _prefetch(pages, each)
                 for page in pages:
                     convert_ahead(page, each)
             return [process_page(page, each) for page in pages]
         finally:
             summed.flush()
+
+
+def _prefetch(pages: Sequence[CrawledPage], deps: ProcessDeps) -> None:
+    """A packing store reads the batch's cached conversions together, and the bodies
+    of the pages it has none for (one request for where they are, one ranged read per
+    run of neighbours in a pack), instead of two requests per page."""
+    prefetch = getattr(deps.blobs, "prefetch", None)
+    if prefetch is None:
+        return
+    rules = generator_rules(pages[0].job_id, deps.jobs)
+    template = templating.load(pages[0].job_id, deps.blobs).template  # one job per batch
+    keys = {page.url_hash: markdown_cache_key(page, template, rules) for page in pages}
+    prefetch(keys.values())
+    prefetch([p.body_key for p in pages if not deps.blobs.exists(keys[p.url_hash])])
 
 
 def _packing(blobs: Any) -> AbstractContextManager[object]:

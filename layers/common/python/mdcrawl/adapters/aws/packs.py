@@ -30,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import StoreError
 from ...names import TTL_ATTRIBUTE, BlobPrefix
+from .cache import batch_get_items
 from .calls import call
 from .dynamo import from_item, to_item
 
@@ -57,6 +58,18 @@ def packed(key: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _Location:
+    pack: str
+    offset: int
+    length: int
+    expires: float
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+
 @dataclass
 class _Block:
     """What one ``packing()`` block wrote (not stored yet) and read (kept, for the
@@ -64,6 +77,7 @@ class _Block:
 
     pending: dict[str, bytes] = field(default_factory=dict)
     seen: dict[str, bytes | None] = field(default_factory=dict)
+    located: dict[str, _Location | None] = field(default_factory=dict)
 
 
 class PackedBlobs:
@@ -125,7 +139,11 @@ class PackedBlobs:
         block = self._block()
         if block is not None and key in block.seen:
             return block.seen[key]
-        data = self._read(key)
+        if block is not None and key in block.located:
+            found = block.located[key]
+        else:
+            found = self._locate(key)
+        data = self._read(key, found) if found is not None else None
         if block is not None:
             block.seen[key] = data
         return data
@@ -136,37 +154,78 @@ class PackedBlobs:
         block = self._block()
         if block is not None and key in block.seen:
             return block.seen[key] is not None
+        if block is not None and key in block.located:
+            return block.located[key] is not None
         return self._locate(key) is not None
+
+    def prefetch_locations(self, keys: Iterable[str]) -> None:
+        """Where each of ``keys`` sits, asked in one BatchGetItem (per 100) and kept for
+        the block: its ``exists`` and ``get`` of them need no request of their own."""
+        block = self._block()
+        if block is None:
+            return
+        wanted = [k for k in dict.fromkeys(keys) if packed(k) and k not in block.seen]
+        wanted = [k for k in wanted if k not in block.located]
+        if not wanted:
+            return
+        block.located.update(dict.fromkeys(wanted))
+        keys_ = [{"url_hash": {"S": LOCATOR + k}} for k in wanted]
+        for item in batch_get_items(self._dynamodb, self._table, keys_, consistent=True):
+            attrs = from_item(item)
+            block.located[str(attrs["url_hash"]).removeprefix(LOCATOR)] = self._location(attrs)
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """``prefetch_locations``, then the data of those found: entries of one pack
+        lying close together come in one ranged GET (a batch's pages were packed
+        together, in order)."""
+        block = self._block()
+        if block is None:
+            return
+        keys = [k for k in dict.fromkeys(keys) if packed(k) and k not in block.seen]
+        self.prefetch_locations(keys)
+        found = [(k, loc) for k in keys if (loc := block.located.get(k)) is not None]
+        for run in _runs(found):
+            self._read_run(run, block)
+
+    def _read_run(self, run: list[tuple[str, _Location]], block: _Block) -> None:
+        first = run[0][1]
+        start, end = first.offset, max(loc.end for _, loc in run)
+        data = self._inner.get_range(first.pack, start, end - start)
+        for key, loc in run:
+            piece = None if data is None else data[loc.offset - start : loc.end - start]
+            block.seen[key] = piece
+            if piece is not None:
+                self._refresh_if_old(key, piece, loc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     # -- packs and locators ---------------------------------------------------------
-    def _read(self, key: str) -> bytes | None:
-        found = self._locate(key)
-        if found is None:
-            return None
-        pack, offset, length, expires = found
-        data = self._inner.get_range(pack, offset, length)
-        old = expires - self._now() < self._keep_s - self._refresh_s
-        if data is not None and old and key.startswith(REFRESHED):
-            self.put(key, data)  # keep it alive: written again, into a fresh pack
+    def _read(self, key: str, found: _Location) -> bytes | None:
+        data: bytes | None = self._inner.get_range(found.pack, found.offset, found.length)
+        if data is not None:
+            self._refresh_if_old(key, data, found)
         return data
 
-    def _locate(self, key: str) -> tuple[str, int, int, float] | None:
+    def _refresh_if_old(self, key: str, data: bytes, found: _Location) -> None:
+        old = found.expires - self._now() < self._keep_s - self._refresh_s
+        if old and key.startswith(REFRESHED):
+            self.put(key, data)  # keep it alive: written again, into a fresh pack
+
+    def _locate(self, key: str) -> _Location | None:
         found = call(
             self._dynamodb.get_item,
             TableName=self._table,
             Key={"url_hash": {"S": LOCATOR + key}},
             ConsistentRead=True,
         )
-        if "Item" not in found:
-            return None
-        item = from_item(found["Item"])
+        return self._location(from_item(found["Item"])) if "Item" in found else None
+
+    def _location(self, item: dict[str, Any]) -> _Location | None:
         expires = float(item[TTL_ATTRIBUTE])
         if expires - self._now() < EXPIRY_MARGIN_S:
             return None  # its pack is expiring (or gone): a miss
-        return str(item["pack"]), int(item["offset"]), int(item["length"]), expires
+        return _Location(str(item["pack"]), int(item["offset"]), int(item["length"]), expires)
 
     def _store(self, entries: dict[str, bytes]) -> None:
         by_prefix: dict[str, list[tuple[str, bytes]]] = {}
@@ -205,6 +264,31 @@ class PackedBlobs:
                 return
             time.sleep(min(0.05 * 2**attempt, 1.0))
         raise StoreError(f"{len(requests)} cache locators still unprocessed after retries")
+
+
+def _runs(found: list[tuple[str, _Location]]) -> Iterator[list[tuple[str, _Location]]]:
+    """Entries grouped for one ranged GET each: same pack, and a run no more than twice
+    the bytes it is read for (gaps are other pages' entries)."""
+    by_pack: dict[str, list[tuple[str, _Location]]] = {}
+    for key, loc in found:
+        by_pack.setdefault(loc.pack, []).append((key, loc))
+    for entries in by_pack.values():
+        entries.sort(key=lambda pair: pair[1].offset)
+        run: list[tuple[str, _Location]] = []
+        for pair in entries:
+            if run and not _worth_joining(run, pair[1]):
+                yield run
+                run = []
+            run.append(pair)
+        if run:
+            yield run
+
+
+def _worth_joining(run: list[tuple[str, _Location]], loc: _Location) -> bool:
+    start = run[0][1].offset
+    wanted = sum(joined.length for _, joined in run) + loc.length
+    end = max(loc.end, *(joined.end for _, joined in run))
+    return end - start <= 2 * wanted + 4096
 
 
 def flush_before(store: Any, blobs: Any) -> Any:
