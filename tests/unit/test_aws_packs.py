@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from mdcrawl.adapters.aws import packs
 from mdcrawl.adapters.aws.blobs import S3BlobStore
 from mdcrawl.adapters.aws.packs import PackedBlobs, flush_before, packed
 from mdcrawl.names import Table
@@ -159,3 +160,16 @@ def test_a_prefetch_locates_in_one_request_and_reads_neighbours_in_one_range(set
         blobs.prefetch_locations([keys[0]])
         assert blobs.exists(keys[0])
     assert dynamodb.calls == Counter(batch_get_item=2) and s3.calls == Counter(get_object=2)
+
+
+def test_a_block_past_its_memory_bound_stores_what_it_holds_early(setup, monkeypatch) -> None:
+    blobs, s3, _, _, _ = setup
+    monkeypatch.setattr(packs, "MAX_PENDING_BYTES", 10)
+    with blobs.packing():
+        blobs.put(BODY_A, b"12345678")
+        assert s3.calls["put_object"] == 0
+        blobs.put(BODY_B, b"12345678")  # 16 bytes held: stored now
+        assert s3.calls["put_object"] == 1
+        blobs.put(DOC, b"{}")
+    assert s3.calls["put_object"] == 2
+    assert blobs.get(BODY_A) == b"12345678" and blobs.get(DOC) == b"{}"

@@ -49,6 +49,10 @@ REFRESHED = BlobPrefix.CACHE_MARKDOWN.value
 LOCATOR = "blob#"
 BATCH_WRITE = 25  # DynamoDB's BatchWriteItem maximum
 EXPIRY_MARGIN_S = 86400.0  # a pack within a day of its lifecycle expiry counts as gone
+# A block holding more than this stores what it has at once (a batch of pages near the
+# 10 MB fetch cap must not hold the crawler's 512 MB twice over: entries, then the pack).
+# Storing early is always safe: nothing may point at a key before, any time after.
+MAX_PENDING_BYTES = 32 * 1024 * 1024
 
 
 def packed(key: str) -> bool:
@@ -131,6 +135,8 @@ class PackedBlobs:
         else:
             block.pending[key] = bytes(data)
             block.seen[key] = bytes(data)
+            if sum(map(len, block.pending.values())) > MAX_PENDING_BYTES:
+                self.flush()
 
     def get(self, key: str) -> bytes | None:
         if not packed(key):
