@@ -41,7 +41,7 @@ PRICES = {
     "s3_get": 0.0004 / 1000,  # GET, HEAD and the rest
     "sfn_transition": 0.025 / 1000,
     "apigw_rest_request": 3.50 / 1e6,
-    "apigw_ws_message": 1.00 / 1e6,  # per 32 KB frame; our messages are one frame
+    "apigw_ws_message": 1.00 / 1e6,  # per 32 KB increment of a message (Meter.ws_messages)
     "logs_ingest_gb": 0.50,
 }
 # What infra/pipeline.py gives each function (MB).
@@ -95,6 +95,7 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
             "calls": {f"{s}.{o}": n for (s, o), n in sorted(meter.calls.items())},
             "invocations": dict(meter.invocations),
             "billed_ms": dict(meter.billed_ms),
+            "ws_posts": meter.ws_posts,
             "ws_messages": meter.ws_messages,
             "cold_starts": dict(meter.cold_starts),
         },

@@ -13,7 +13,8 @@ scale and cost.
   write unit, plus one per keys-only index entry a write adds, moves or removes; 4 KB
   per read unit, halved for eventually consistent reads), S3 requests by class, Lambda
   GB-s per invocation rounded up to the ms (I/O waits included, as Lambda bills them),
-  Step Functions transitions, WebSocket messages.
+  Step Functions transitions, WebSocket messages (in 32 KB increments, as API
+  Gateway meters them: a 96 KiB frame is three).
 - **Per-host in-flight requests** as the crawled site sees them (every crawler
   invocation shares this process, so one counter sees them all).
 
@@ -68,6 +69,16 @@ S3_PUT_CLASS = {
 }
 
 
+# API Gateway meters WebSocket messages in 32 KB increments: a 33 KB message is billed
+# as two (aws.amazon.com/api-gateway/pricing). A 96 KiB frame is three messages.
+WS_BILLING_INCREMENT = 32 * 1024
+
+
+def ws_billed_messages(size: int) -> int:
+    """Billed messages for one WebSocket message of ``size`` bytes."""
+    return max(1, math.ceil(size / WS_BILLING_INCREMENT))
+
+
 # --- DynamoDB item sizes, as DynamoDB computes them ---------------------------------
 def attribute_size(value: dict[str, Any]) -> int:
     ((kind, v),) = value.items()
@@ -104,7 +115,8 @@ class Meter:
     invocations: Counter[str] = field(default_factory=Counter)
     billed_ms: Counter[str] = field(default_factory=Counter)
     violations: Counter[str] = field(default_factory=Counter)
-    ws_messages: int = 0
+    ws_posts: int = 0  # PostToConnection calls
+    ws_messages: int = 0  # what API Gateway bills for them (32 KB increments)
     cold_starts: Counter[str] = field(default_factory=Counter)
     peak_inflight: Counter[str] = field(default_factory=Counter)
     _inflight: Counter[str] = field(default_factory=Counter)
@@ -151,7 +163,8 @@ class Meter:
             if size > limit:
                 self.violations[f"lambda {params.get('InvocationType')} payload"] += 1
         elif service == "apigatewaymanagementapi" and operation == "PostToConnection":
-            self.ws_messages += 1
+            self.ws_posts += 1
+            self.ws_messages += ws_billed_messages(len(params["Data"]))
             if len(params["Data"]) > WEBSOCKET_MESSAGE:
                 self.violations["websocket message over 128 KB"] += 1
 
