@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 from mdcrawl.names import cap_env
 
-from bench.harness import S3_PUT_CLASS, Harness, Meter, job_summary, start
+from bench.harness import MEMORY_MB, S3_PUT_CLASS, Harness, Meter, job_summary, start
 from tests.support.server import serve_directory
-from tests.support.sfn import offline_stack
+from tests.support.sfn import offline_stack, served_stack
 
 # us-east-1 list prices (USD).
 PRICES = {
@@ -43,11 +43,6 @@ PRICES = {
     "apigw_rest_request": 3.50 / 1e6,
     "apigw_ws_message": 1.00 / 1e6,  # per 32 KB increment of a message (Meter.ws_messages)
     "logs_ingest_gb": 0.50,
-}
-# What infra/pipeline.py gives each function (MB).
-MEMORY_MB = {
-    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 512,
-    "processor": 1769, "fanout": 256,
 }
 LOG_BYTES_PER_INVOCATION = 600  # START/END/REPORT lines plus one structured line
 
@@ -100,7 +95,7 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
             "cold_starts": dict(meter.cold_starts),
         },
         "violations": dict(meter.violations),
-        "peak_inflight_per_host": max(meter.peak_inflight.values(), default=0),
+        "peak_inflight_per_host": max(meter.host_peaks().values(), default=0),
     }
 
 
@@ -118,7 +113,7 @@ def progress_lines(
             c = job.counters
             print(f"progress {time.perf_counter() - began:.0f}s {job.status} discovered="
                   f"{c.discovered} crawled={c.crawled} processed={c.processed} "
-                  f"peak_inflight={max(harness.meter.peak_inflight.values(), default=0)}",
+                  f"peak_inflight={max(harness.meter.host_peaks().values(), default=0)}",
                   file=sys.stderr, flush=True)
 
     thread = threading.Thread(target=report, daemon=True)
@@ -151,16 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="the breakdown on stderr")
     parser.add_argument("--fresh-only", action="store_true",
                         help="no second (cached) run: a scale run (python -m bench.bigsite)")
+    parser.add_argument("--threads", action="store_true",
+                        help="invocations as threads of this process (moto in-process), not "
+                             "warm worker processes per function (the default)")
     args = parser.parse_args(argv)
     options = {"max_pages": args.max_pages, "concurrency": args.concurrency,
                "budget_s": args.budget_s}
-    with pytest.MonkeyPatch.context() as mp, offline_stack(mp) as stack:
+    build = offline_stack if args.threads else served_stack
+    with pytest.MonkeyPatch.context() as mp, build(mp) as stack:
         # The service's hosted caps (infra config) would refuse a big benchmark job.
         env = stack.runtimes["api"]._environ
         assert env is not None
         env.update({cap_env("max_pages"): str(max(args.max_pages, 2000)),
                     cap_env("budget_s"): str(args.budget_s)})
-        harness = Harness(stack, async_workers=max(16, args.concurrency * 2))
+        harness = Harness(stack, async_workers=max(16, args.concurrency * 2),
+                          processes=not args.threads)
         # The handlers' metrics (Powertools prints EMF lines) go to stderr: stdout
         # carries the one JSON line.
         with harness.installed(mp), target(args) as url, contextlib.redirect_stdout(sys.stderr):
@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         "limit_violations": {**fresh["violations"], **cached["violations"]},
         "cold_starts_fresh": fresh["units"]["cold_starts"],
         "cold_starts_cached": cached["units"]["cold_starts"],
+        "mode": "threads" if args.threads else "processes",
     }
     print(json.dumps(line))
     return 0 if line["completed"] else 1

@@ -19,6 +19,7 @@ import fcntl
 import functools
 import io
 import json
+import logging
 import os
 import shutil
 import signal
@@ -43,8 +44,10 @@ from mdcrawl.names import TTL_ATTRIBUTE, Table
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import ApiGatewayManagementApiBackend
 from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.core.config import default_user_config
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 REGION = "us-east-1"
 BUCKET = "mdcrawl-test-bucket"
@@ -127,6 +130,7 @@ class MotoAws:
     s3: Any
     names: dict[Table, str]
     bucket: str
+    endpoint: str | None = None  # the moto server's URL (served_moto), None in-process
 
 
 @contextlib.contextmanager
@@ -157,6 +161,34 @@ def moto_clients(config: dict[str, Any] | None = None) -> Iterator[MotoAws]:
         create_tables(dynamodb, names)
         create_bucket(s3)
         yield MotoAws(session, dynamodb, s3, names, BUCKET)
+
+
+@contextlib.contextmanager
+def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
+    """moto as a server on 127.0.0.1 (``ThreadedMotoServer``, in this process, so a test
+    can still patch its backends), the tables and the bucket created. Every client made
+    while it runs (``AWS_ENDPOINT_URL``), and any process given that variable, talks to
+    it; moto's Step Functions interpreter reaches its Lambda through ``MOTO_PORT``."""
+    port = _free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    variables = {"AWS_ENDPOINT_URL": endpoint, "MOTO_PORT": str(port)}
+    with (
+        mock.patch.dict(os.environ, variables),
+        mock.patch.dict(default_user_config, config),  # type: ignore[arg-type]
+        atomic_moto_dynamodb(),
+    ):
+        server.start()
+        try:
+            session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
+            names = table_names()
+            dynamodb, s3 = session.client("dynamodb"), session.client("s3")
+            create_tables(dynamodb, names)
+            create_bucket(s3)
+            yield MotoAws(session, dynamodb, s3, names, BUCKET, endpoint)
+        finally:
+            server.stop()
 
 
 # --- DynamoDB Local -------------------------------------------------------------------

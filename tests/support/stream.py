@@ -27,13 +27,15 @@ class StreamPump:
         table: str,
         deliver: Callable[[dict[str, Any]], Any],
         batch_size: int = 100,
+        endpoint: str | None = None,
     ) -> None:
         self._deliver, self._batch_size = deliver, batch_size
         # botocore would address a stream ARN's account-specific endpoint, which moto
-        # does not serve: the regional one.
+        # does not serve: the regional one (or moto's server, ``endpoint``).
         region = session.region_name
         streams = session.client(
-            "dynamodbstreams", endpoint_url=f"https://streams.dynamodb.{region}.amazonaws.com"
+            "dynamodbstreams",
+            endpoint_url=endpoint or f"https://streams.dynamodb.{region}.amazonaws.com",
         )
         arn = session.client("dynamodb").describe_table(TableName=table)["Table"][
             "LatestStreamArn"
