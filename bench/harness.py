@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -61,7 +61,7 @@ from bench.meter import (  # noqa: F401 - re-exported: bench.cost and tests use 
     Meter,
     ws_billed_messages,
 )
-from tests.support.aws import FAKE_CREDENTIALS, REGION
+from tests.support.aws import FAKE_CREDENTIALS, REGION, MotoAws
 from tests.support.sfn import OfflineStack, error_named
 
 
@@ -98,7 +98,7 @@ class Environments:  # the in-thread mode's; ProcessPool has real ones
 TIMEOUT_S = {"api": 29, "websocket": 29, "orchestrator": 120, "crawler": 60, "finalizer": 900,
              "fanout": 60, "processor": 60}
 INIT_TIMEOUT_S = 120.0  # a worker's start on a loaded machine (Lambda allows 10 s)
-TIMEOUT_GRACE_S = 5.0  # the pipe's delay on a loaded machine, on top of the timeout
+TIMEOUT_GRACE_S = 1.0  # the pipe's delay on a loaded machine, on top of the timeout
 ROOT = Path(__file__).resolve().parents[1]
 
 INIT_MS = {"api": 2300.0, "websocket": 2300.0, "orchestrator": 1600.0, "crawler": 2900.0,
@@ -128,6 +128,7 @@ class Worker:
 
     def _receive(self, timeout_s: float) -> Any:
         if not self.conn.poll(timeout_s):
+            self.process.kill()  # Lambda ends an environment that overran its timeout
             self.stop()
             raise TimeoutError(f"{self.name}: no answer within {timeout_s:.0f} s")
         return self.conn.recv()
@@ -195,6 +196,22 @@ class ProcessPool:
             worker.stop()
 
 
+def worker_env(aws: MotoAws, function_env: Mapping[str, str], name: str) -> dict[str, str]:
+    """A worker process's environment: Lambda's for the function (``function_env``, what
+    infra/pipeline.py sets), every AWS call to the moto server."""
+    if aws.endpoint is None:
+        raise ValueError("worker processes need the moto server (served_moto)")
+    tables = {real: table.value for table, real in aws.names.items()}
+    return {
+        **os.environ, **function_env,
+        "AWS_ENDPOINT_URL": aws.endpoint, "AWS_DEFAULT_REGION": REGION,
+        **{k.upper(): v for k, v in FAKE_CREDENTIALS.items()},
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB[name]),
+        "MDCRAWL_HARNESS_TABLES": json.dumps(tables),
+    }
+
+
 class Harness:
     """Installs the meter's hooks on an offline stack and makes Event invokes async.
 
@@ -216,25 +233,13 @@ class Harness:
         events.register("provide-client-params", self._before)
         events.register("after-call", self._after)
         if processes:
-            if stack.aws.endpoint is None:
-                raise ValueError("worker processes need the moto server (served_stack)")
             self.processes = ProcessPool(self._worker_env)
             self._process_invoke(self.processes)
         else:
             self._timed_invoke()
 
     def _worker_env(self, name: str) -> dict[str, str]:
-        stack = self.stack
-        assert stack.aws.endpoint is not None
-        tables = {real: table.value for table, real in stack.aws.names.items()}
-        return {
-            **os.environ, **(stack.runtimes[name]._environ or {}),
-            "AWS_ENDPOINT_URL": stack.aws.endpoint, "AWS_DEFAULT_REGION": REGION,
-            **{k.upper(): v for k, v in FAKE_CREDENTIALS.items()},
-            "AWS_LAMBDA_FUNCTION_NAME": name,
-            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB[name]),
-            "MDCRAWL_HARNESS_TABLES": json.dumps(tables),
-        }
+        return worker_env(self.stack.aws, self.stack.runtimes[name]._environ or {}, name)
 
     def _process_invoke(self, processes: ProcessPool) -> None:
         stack, harness = self.stack, self

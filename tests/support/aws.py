@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 import zipfile
 from collections import defaultdict
@@ -180,6 +181,7 @@ def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
         atomic_moto_dynamodb(),
     ):
         server.start()
+        _reset_moto(endpoint)  # moto's backends are this process's: start from nothing
         try:
             session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
             names = table_names()
@@ -188,7 +190,15 @@ def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
             create_bucket(s3)
             yield MotoAws(session, dynamodb, s3, names, BUCKET, endpoint)
         finally:
+            _reset_moto(endpoint)
             server.stop()
+
+
+def _reset_moto(endpoint: str) -> None:
+    """Forget every resource (``mock_aws`` does it on exit; a server keeps them)."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
 
 
 # --- DynamoDB Local -------------------------------------------------------------------

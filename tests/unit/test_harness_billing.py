@@ -39,3 +39,13 @@ def test_a_96_kib_frame_costs_three_messages_and_a_small_one_one() -> None:
     assert (meter.ws_posts, meter.ws_messages) == (2, 4)
     run = {"transitions": 0}
     assert dollars(meter, run)["api_gateway"] == pytest.approx(4 * PRICES["apigw_ws_message"])
+
+
+def test_requests_in_flight_are_the_most_overlapping_intervals_per_host() -> None:
+    meter = Meter()
+    # Three worker processes' requests at one host, one at another: two overlap at most
+    # (a request ending exactly when another starts does not overlap it).
+    meter.merge({**Meter().take(), "requests": [
+        ("site:80", 0.0, 2.0), ("site:80", 1.0, 3.0), ("site:80", 2.0, 4.0),
+        ("other:80", 0.5, 1.5)]})
+    assert meter.host_peaks() == {"site:80": 2, "other:80": 1}
