@@ -8,5 +8,5 @@ from infra.pipeline import FUNCTIONS
 
 
 def test_harness_memory_and_timeouts_are_the_stacks() -> None:
-    assert MEMORY_MB == {name: spec.memory_mb for name, spec in FUNCTIONS.items()}
-    assert TIMEOUT_S == {name: spec.timeout_s for name, spec in FUNCTIONS.items()}
+    assert {name: spec.memory_mb for name, spec in FUNCTIONS.items()} == MEMORY_MB
+    assert {name: spec.timeout_s for name, spec in FUNCTIONS.items()} == TIMEOUT_S
