@@ -2,32 +2,39 @@
 machine under moto, the real handlers) made to behave like AWS where it matters for
 scale and cost.
 
+- **Execution environments are processes** (``processes=True``, over ``served_stack``:
+  moto as a server on 127.0.0.1, the state machine running in it): each function's
+  invocations run in warm ``python -m bench.worker`` processes of its own
+  (``ProcessPool``). An invocation takes an idle process of its function or starts one
+  (a cold start, counted per process start and billed the INIT CPU time the process
+  measured); processes are reused afterwards, as Lambda reuses environments, and a
+  process that overruns the function's timeout is killed (``Sandbox.Timedout``). The
+  default of ``bench.cost``. Without it (``offline_stack``), invocations are threads of
+  this interpreter and ``Environments`` counts cold starts from ``INIT_MS``: what the
+  e2e tests use, for speed and fault injection.
 - **Async invokes are asynchronous**: an ``Event`` invoke is queued on a pool of
   ``async_workers`` threads and answered 202 at once (moto runs it inline).
 - **Latency per AWS call**: every call a function makes waits ``latency_ms`` first
   (same-region round trips are 5-20 ms; moto answers in well under one).
 - **Limits enforced**: Lambda payloads (6 MB sync request and response, 256 KB async),
   DynamoDB items (400 KB), WebSocket messages (128 KB) are checked on every call and
-  counted as violations (the run goes on, the report shows them).
-- **Billing units as AWS counts them**: DynamoDB capacity from item sizes (1 KB per
-  write unit, plus one per keys-only index entry a write adds, moves or removes; 4 KB
-  per read unit, halved for eventually consistent reads), S3 requests by class, Lambda
-  GB-s per invocation rounded up to the ms (I/O waits included, as Lambda bills them),
-  Step Functions transitions, WebSocket messages (in 32 KB increments, as API
-  Gateway meters them: a 96 KiB frame is three).
-- **Per-host in-flight requests** as the crawled site sees them (every crawler
-  invocation shares this process, so one counter sees them all).
+  counted as violations (the run goes on, the report shows them); timeouts end the
+  invocation (processes).
+- **Billing units as AWS counts them** (``bench/meter.py``): DynamoDB capacity from item
+  sizes (1 KB per write unit, plus one per keys-only index entry a write adds, moves or
+  removes; 4 KB per read unit, halved for eventually consistent reads), S3 requests by
+  class, Lambda GB-s per invocation rounded up to the ms (I/O waits included, as Lambda
+  bills them; the processor its own CPU time plus its AWS waits, what it would take with
+  a vCPU of its own), Step Functions transitions, WebSocket messages (in 32 KB
+  increments, as API Gateway meters them: a 96 KiB frame is three). Each worker process
+  counts its own calls and hands the counts over with every answer.
+- **Per-host in-flight requests** as the crawled site sees them: each worker records
+  its requests as intervals on the machine-wide monotonic clock, the parent sweeps them
+  for the peak (in-thread, one live counter).
 
-- **Execution environments and cold starts**: each function has a pool of environments;
-  an invocation with none idle starts one (a cold start, counted per function and billed
-  its INIT time), and gives it back when it ends: as many environments as the function's
-  peak concurrency, reused afterwards, as Lambda does.
-
-Not modelled: separate worker processes per function (invocations are threads of one
-interpreter, so CPU-heavy conversions contend for the GIL: the processor is billed its
-own thread CPU time plus ``latency_ms`` per AWS call, what it would take with a vCPU of
-its own; the others, waiting on I/O, their wall time, which the shared CPU inflates:
-an over-estimate). The crawled site's own latency is whatever the server has.
+Not modelled: the crawled site's own latency is whatever the server has; the machine's
+two shared cores stand in for each environment's vCPU (wall time of I/O-bound functions
+is inflated by the load).
 """
 
 from __future__ import annotations
