@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import fcntl
 import functools
 import io
@@ -22,10 +21,8 @@ import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -49,6 +46,8 @@ from moto.core.config import default_user_config
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+from tests.support.children import die_with_parent
 
 REGION = "us-east-1"
 BUCKET = "mdcrawl-test-bucket"
@@ -224,7 +223,7 @@ class DynamoDbLocal:
                 str(port),
             ],
             cwd=jar_dir,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -267,15 +266,6 @@ class DynamoDbLocal:
     def _stderr(self) -> str:
         stream = self._process.stderr if self._process else None
         return stream.read().decode(errors="replace")[-2000:] if stream else ""
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: on Linux, ask for SIGTERM when the test process
-    dies, so a worker that exits without running atexit (pytest-xdist, a crash, kill -9)
-    leaves no Java server behind."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _require(program: str) -> str:
