@@ -166,7 +166,14 @@ class AwsRuntime:
         return OrchestratorPorts(
             # Counters summed in memory, written with the heartbeat (adapters/aws/counters.py).
             orchestrate=OrchestratorDeps(
-                BufferedCounters(st.jobs), st.frontier, events, st.pages, invoker, st.clock
+                BufferedCounters(st.jobs),
+                st.frontier,
+                events,
+                st.pages,
+                invoker,
+                st.clock,
+                # A batch of outcomes settles in one frontier log entry (frontier.py).
+                batch=st.frontier.batch,
             ),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )
