@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -160,12 +160,18 @@ class DynamoDbFrontier:
                         self._flush(job_id)
 
     # --- writing -------------------------------------------------------------------
-    def _write(self, job_id: str, decide: Any, result: Any, urgent: bool = False) -> list[Any]:
+    def _write(
+        self,
+        job_id: str,
+        decide: Callable[[View], Entry],
+        result: Callable[[Entry], Sequence[Any]],
+        urgent: bool = False,
+    ) -> list[Any]:
         """Decide an entry from the view, apply it, and write it (now, or with the
         batch). ``result`` picks from the entry what the caller returns."""
         for _ in range(_ATTEMPTS):
             view = self._view(job_id)
-            entry: Entry = decide(view)
+            entry = decide(view)
             if entry.empty():
                 return []
             buffered = self._buffer.get(job_id)

@@ -102,39 +102,32 @@ class View:
 
     # --- questions ---------------------------------------------------------------
     def next_pending(self, limit: int) -> list[int]:
-        """Up to ``limit`` pending orders, lowest first, without changing the view
-        (stale heap entries, URLs leased again since, are dropped on the way)."""
-        retry = self._retry
-        while retry and self.items[retry[0]].state is not UrlState.PENDING:
-            heapq.heappop(retry)
-        cursor = self._advance_cursor()
+        """Up to ``limit`` pending orders, lowest first, without changing the view.
+        Given-back URLs sit in the heap (stale entries, leased again since, are dropped
+        from its top); never-leased ones from the cursor on. Nothing here grows with the
+        job but the heap, which holds only URLs given back and not yet leased again."""
+        while self._retry and not self._pending(self._retry[0]):
+            heapq.heappop(self._retry)
+        while self._cursor < len(self.items) and not self._pending(self._cursor):
+            self._cursor += 1
+        heap, cursor = list(self._retry), self._cursor  # a copy to pop from
         picked: list[int] = []
-        heap = list(retry)  # a copy to pop from: O(batch log n) on the copy's top
         while len(picked) < limit:
-            while heap and (
-                self.items[heap[0]].state is not UrlState.PENDING or heap[0] in picked
-            ):
+            while heap and (not self._pending(heap[0]) or heap[0] in picked):
                 heapq.heappop(heap)
-            while cursor < len(self.items) and (
-                self.items[cursor].state is not UrlState.PENDING or cursor in picked
-            ):
+            while cursor < len(self.items) and (not self._pending(cursor) or cursor in picked):
                 cursor += 1
             fresh = cursor if cursor < len(self.items) else None
             if heap and (fresh is None or heap[0] < fresh):
                 picked.append(heapq.heappop(heap))
             elif fresh is not None:
                 picked.append(fresh)
-                cursor += 1
             else:
                 break
         return picked
 
-    def _advance_cursor(self) -> int:
-        while self._cursor < len(self.items) and self.items[self._cursor].state not in (
-            UrlState.PENDING,
-        ):
-            self._cursor += 1
-        return self._cursor
+    def _pending(self, order: int) -> bool:
+        return self.items[order].state is UrlState.PENDING
 
     def expired(self, now: float) -> list[int]:
         """Leased orders whose lease ended before ``now`` (held at the instant itself)."""
