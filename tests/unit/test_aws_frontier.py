@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from mdcrawl.adapters.aws.frontier import DynamoDbFrontier
-from mdcrawl.errors import Conflict
+from mdcrawl.errors import StoreError
 from mdcrawl.models import FrontierItem, UrlState
 from mdcrawl.names import TTL_ATTRIBUTE, Table
 from mdcrawl.urls import url_hash
@@ -176,11 +176,11 @@ def test_an_unwritten_batch_is_lost_as_a_crash_loses_it(aws):
     assert (again.url, again.attempts) == (a.url, 1)
 
 
-def test_another_writer_during_a_batch_is_a_conflict_not_a_fork(aws):
+def test_another_writer_during_a_batch_is_a_retried_error_not_a_fork(aws):
     f, other = frontier(aws), frontier(aws)
     f.add(JOB, [item("a")])
     (a,) = f.claim(JOB, limit=1, lease_s=10.0, now=0.0)
-    with pytest.raises(Conflict), f.batch():
+    with pytest.raises(StoreError), f.batch():  # StoreError: the state machine retries
         f.finish(JOB, a.url_hash, UrlState.DONE)
         other.add(JOB, [item("b")])
     assert [row["seq"]["N"] for row in log(aws)] == ["0", "1", "2"]

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ...errors import Conflict
+from ...errors import Conflict, StoreError
 from ...models import FrontierItem, UrlState
 from ...names import TTL_ATTRIBUTE
 from ...ports import Clock
@@ -147,7 +147,8 @@ class DynamoDbFrontier:
         entry when the outermost batch ends (or with the next lease, which must follow
         them in the log): the orchestrator's ``OrchestratorDeps.batch``. The batch's
         caller must be the job's only writer meanwhile (it is: one orchestrator slice at
-        a time); a conflict then raises, and the next slice carries on from the log."""
+        a time); a conflict then raises StoreError, and the next slice carries on from the
+        log."""
         with self._lock:
             self._batch_depth += 1
         try:
@@ -185,7 +186,7 @@ class DynamoDbFrontier:
             if self._put_entries(job_id, view, entry, already_applied=False):
                 return list(result(entry))
             self._refresh(job_id)  # another writer was first: decide again on its entries
-        raise Conflict(f"job {job_id}: the frontier kept changing under this writer")
+        raise StoreError(f"job {job_id}: the frontier kept changing under this writer")
 
     def _flush(self, job_id: str) -> None:
         buffered = self._buffer.pop(job_id, None)
@@ -197,10 +198,11 @@ class DynamoDbFrontier:
     def _conflict_in_batch(self, job_id: str) -> None:
         """Another writer wrote while this one held applied-but-unwritten changes: they
         cannot be put after its entries (orders were handed out). Forget them and the
-        view; the caller's slice fails and the next one reads the log again."""
+        view; the caller's slice fails with a StoreError, which the state machine retries,
+        and the next slice reads the log again."""
         self._buffer.pop(job_id, None)
         self._views.pop(job_id, None)
-        raise Conflict(f"job {job_id}: another writer changed the frontier in a batch")
+        raise StoreError(f"job {job_id}: another writer changed the frontier in a batch")
 
     def _put_entries(self, job_id: str, view: View, entry: Entry, already_applied: bool) -> bool:
         """Write ``entry`` at the view's next seq (adds of more than ``ADD_CHUNK`` URLs in
@@ -257,7 +259,7 @@ class DynamoDbFrontier:
         read = 0
         for row in rows:
             if int(row["seq"]) != view.next_seq:
-                raise Conflict(f"job {job_id}: frontier log entry {row['seq']} is missing")
+                raise StoreError(f"job {job_id}: frontier log entry {row['seq']} is missing")
             view.apply(frontier_entry_from_attrs(row))
             view.next_seq += 1
             read += 1
