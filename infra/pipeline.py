@@ -17,7 +17,6 @@ from constructs import Construct
 from mdcrawl.names import (
     CONNECTIONS_JOB_INDEX,
     CRAWL_SPILL,
-    FRONTIER_PENDING_INDEX,
     JOBS_OWNER_INDEX,
     TABLE_ENV,
     BlobPrefix,
@@ -242,8 +241,8 @@ class Pipeline(Construct):
         t, b, f = storage.tables, storage.bucket, self.functions
         jobs_prefix = BlobPrefix.JOBS.value
         role = {name: fn.role for name, fn in f.items()}
-        # api: create/list/read/cancel jobs; seed the frontier (dedupe read, order counter,
-        # put); the job.cancelled event; pages and events read; job outputs: presigned
+        # api: create/list/read/cancel jobs; seed the frontier (read its log, put the
+        # first entry); the job.cancelled event; pages and events read; job outputs: presigned
         # GETs (a presigned URL carries the signer's permissions) and pages.zip, built
         # on the first request and written next to the other outputs.
         table_access(
@@ -252,7 +251,7 @@ class Pipeline(Construct):
             (*READ, *WRITE, "BatchGetItem"),  # listing: the owner index holds keys only
             indexes=[JOBS_OWNER_INDEX],
         )
-        table_access(role["api"], t[Table.FRONTIER], ("BatchGetItem", *WRITE))
+        table_access(role["api"], t[Table.FRONTIER], ("Query", "PutItem"))
         table_access(role["api"], t[Table.EVENTS], (*READ, "PutItem"))
         table_access(role["api"], t[Table.PAGES], READ)
         bucket_access(
@@ -268,12 +267,9 @@ class Pipeline(Construct):
         table_access(role["websocket"], t[Table.JOBS], ("GetItem",))
         # orchestrator: the job, its queue, its events, failure records of URLs, fan-out.
         table_access(role["orchestrator"], t[Table.JOBS], (*READ, *WRITE))
-        table_access(
-            role["orchestrator"],
-            t[Table.FRONTIER],
-            (*READ, *WRITE, "BatchGetItem"),
-            indexes=[FRONTIER_PENDING_INDEX],
-        )
+        # The frontier is a log (adapters/aws/frontier.py): read after the last entry
+        # known, conditional puts; nothing is updated in place.
+        table_access(role["orchestrator"], t[Table.FRONTIER], ("Query", "PutItem"))
         table_access(role["orchestrator"], t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role["orchestrator"], t[Table.PAGES], (*READ, "PutItem"))
         self._grant_finalizer(storage)
@@ -389,7 +385,7 @@ class Pipeline(Construct):
         role = f["finalizer"].role
         assert role is not None
         table_access(role, t[Table.JOBS], ("GetItem", "UpdateItem"))
-        table_access(role, t[Table.FRONTIER], ("Query", "UpdateItem"))
+        table_access(role, t[Table.FRONTIER], ("Query", "PutItem"))
         table_access(role, t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role, t[Table.PAGES], ("Query", "PutItem"))
         # BatchWriteItem: a page converted again goes to the markdown cache (packs.py).

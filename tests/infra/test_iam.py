@@ -8,7 +8,6 @@ from typing import Any
 from mdcrawl.names import (
     CONNECTIONS_JOB_INDEX,
     CRAWL_SPILL,
-    FRONTIER_PENDING_INDEX,
     JOBS_OWNER_INDEX,
     BlobPrefix,
     Table,
@@ -55,7 +54,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     "Api": {
         table(Table.JOBS): ddb("BatchGetItem", "GetItem", "Query", "PutItem", "UpdateItem"),
         table(Table.JOBS, JOBS_OWNER_INDEX): ddb("Query"),
-        table(Table.FRONTIER): ddb("BatchGetItem", "PutItem", "UpdateItem"),
+        table(Table.FRONTIER): ddb("Query", "PutItem"),
         table(Table.EVENTS): ddb("GetItem", "Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query"),
         JOBS: {"s3:GetObject", *PUT},
@@ -75,8 +74,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     },
     "Orchestrator": {
         table(Table.JOBS): ddb("GetItem", "Query", "PutItem", "UpdateItem"),
-        table(Table.FRONTIER): ddb("GetItem", "Query", "PutItem", "UpdateItem", "BatchGetItem"),
-        table(Table.FRONTIER, FRONTIER_PENDING_INDEX): ddb("Query"),
+        table(Table.FRONTIER): ddb("Query", "PutItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("GetItem", "Query", "PutItem"),
         JOBS: {"s3:GetObject"},  # a crawler answer spilled to S3
@@ -88,7 +86,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     },
     "Finalizer": {
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
-        table(Table.FRONTIER): ddb("Query", "UpdateItem"),
+        table(Table.FRONTIER): ddb("Query", "PutItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("Query", "PutItem"),
         table(Table.CACHE): ddb("GetItem", "BatchWriteItem"),

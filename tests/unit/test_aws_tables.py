@@ -1,15 +1,12 @@
-"""What the DynamoDB adapters do beyond the shared contract: the items they write (TTL,
-sparse index key, order counter), how the frontier skips items someone else took, how
-two event writers share one sequence, errors, and the composition helper."""
+"""What the DynamoDB adapters do beyond the shared contract: the items they write (TTL),
+how two event writers share one sequence, errors, and the composition helper (the
+frontier's own: test_aws_frontier.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
-from mdcrawl.adapters.aws.frontier import ORDER_COUNTER_SK
 from mdcrawl.adapters.aws.stores import AwsStores, aws_stores
-from mdcrawl.errors import Conflict, StoreError
+from mdcrawl.errors import StoreError
 from mdcrawl.models import (
     CacheEntry,
     CrawlOptions,
@@ -18,7 +15,6 @@ from mdcrawl.models import (
     Job,
     PageRecord,
     PageStatus,
-    UrlState,
 )
 from mdcrawl.names import TTL_ATTRIBUTE, Table
 
@@ -62,7 +58,7 @@ def test_job_data_carries_the_ttl_attribute(aws, stores):
     stores.connections.add("c1", "alice", ts=3000.0)
     ttl = {
         "job": raw(aws, Table.JOBS, job_id=JOB),
-        "frontier": raw(aws, Table.FRONTIER, job_id=JOB, url_hash="ha"),
+        "frontier": aws.dynamodb.scan(TableName=aws.names[Table.FRONTIER])["Items"][0],
         "page": raw(aws, Table.PAGES, job_id=JOB, url_hash="ha"),
         "connection": raw(aws, Table.CONNECTIONS, connection_id="c1", sk="#conn"),
     }
@@ -81,54 +77,6 @@ def test_a_stale_cache_entry_outlives_its_freshness(aws, stores):
     stores.cache.put(entry)
     stored = raw(aws, Table.CACHE, url_hash="hu")
     assert int(stored[TTL_ATTRIBUTE]["N"]) == int(200.0 + 30 * DAY)  # validators kept
-
-
-# --- frontier items ---------------------------------------------------------------------
-def test_orders_in_one_add_are_consecutive_and_known_items_burn_none(stores):
-    first = stores.frontier.add(JOB, [item("a"), item("b")])
-    stores.frontier.add(JOB, [item("a"), item("b")])  # all known: no block reserved
-    second = stores.frontier.add(JOB, [item("c"), item("a")])
-    assert [i.order for i in first + second] == [0, 1, 2]
-
-
-def test_the_order_counter_is_not_an_item(aws, stores):
-    stores.frontier.add(JOB, [item("a")])
-    assert raw(aws, Table.FRONTIER, job_id=JOB, url_hash=ORDER_COUNTER_SK)["next_order"]["N"] == "1"
-    assert [i.url_hash for i in stores.frontier.items(JOB)] == ["ha"]
-    assert sum(stores.frontier.counts(JOB).values()) == 1
-
-
-def test_only_pending_items_are_in_the_sparse_index(aws, stores):
-    stores.frontier.add(JOB, [item("a"), item("b")])
-    stores.frontier.claim(JOB, limit=1, lease_s=10.0, now=0.0)
-    assert "pending_pk" not in raw(aws, Table.FRONTIER, job_id=JOB, url_hash="ha")
-    assert raw(aws, Table.FRONTIER, job_id=JOB, url_hash="hb")["pending_pk"] == {"S": JOB}
-    stores.frontier.release(JOB, "ha", max_attempts=3, reason="503")
-    assert raw(aws, Table.FRONTIER, job_id=JOB, url_hash="ha")["pending_pk"] == {"S": JOB}
-    stores.frontier.claim(JOB, limit=1, lease_s=10.0, now=0.0)
-    stores.frontier.finish(JOB, "ha", UrlState.DONE)
-    assert "lease_expires" not in raw(aws, Table.FRONTIER, job_id=JOB, url_hash="ha")
-
-
-def test_claim_skips_items_another_worker_took_and_still_fills_the_batch(aws, stores):
-    stores.frontier.add(JOB, [item(n) for n in "abcde"])
-    # Another orchestrator leased a and b; the (eventually consistent) index still lists them.
-    for url_hash in ("ha", "hb"):
-        aws.dynamodb.update_item(
-            TableName=aws.names[Table.FRONTIER],
-            Key={"job_id": {"S": JOB}, "url_hash": {"S": url_hash}},
-            UpdateExpression="SET #s = :leased",
-            ExpressionAttributeNames={"#s": "state"},
-            ExpressionAttributeValues={":leased": {"S": "leased"}},
-        )
-    claimed = stores.frontier.claim(JOB, limit=2, lease_s=10.0, now=0.0)
-    assert [i.url_hash for i in claimed] == ["hc", "hd"]
-
-
-def test_items_round_trip_through_the_table(stores):
-    original = replace(item("a"), depth=2, parent="https://docs.example.com/", sitemap_rank=1)
-    stores.frontier.add(JOB, [original])
-    assert stores.frontier.items(JOB) == [original]
 
 
 # --- events -----------------------------------------------------------------------------
@@ -163,8 +111,3 @@ def test_stores_from_ready_clients_share_the_data_of_stores_from_a_session(aws, 
 def test_a_job_without_creation_time_expires_from_now_not_from_1970(aws, stores):
     stores.jobs.create(Job(JOB, "https://docs.example.com/", CrawlOptions()))  # created_at 0
     assert raw(aws, Table.JOBS, job_id=JOB)[TTL_ATTRIBUTE]["N"] == str(int(5000 + DAY))
-
-
-def test_releasing_an_item_the_frontier_never_had_is_a_conflict(stores):
-    with pytest.raises(Conflict):
-        stores.frontier.release(JOB, "hnope", max_attempts=3, reason="x")

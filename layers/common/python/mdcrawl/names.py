@@ -20,8 +20,6 @@ class Table(StrEnum):
     CONNECTIONS = "connections"
 
 
-# Sparse index over frontier items that are pending: "next batch in discovery order".
-FRONTIER_PENDING_INDEX = "pending"
 # Index over jobs by owner (API key id), for listing a caller's jobs.
 JOBS_OWNER_INDEX = "by_owner"
 # Index over connections by subscribed job, to fan events out.

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -189,7 +190,9 @@ class AwsRuntime:
                 st.pages,
                 invoker,
                 st.clock,
-                batch=invoker.collecting,
+                # A batch of outcomes settles in one frontier log entry (frontier.py),
+                # written before its pages go to the processor in one invoke.
+                batch=nested(invoker.collecting, st.frontier.batch),
             ),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )
@@ -270,3 +273,19 @@ class AwsRuntime:
         pages = flush_before(st.pages, self.packed_blobs)
         jobs = JobOptionsOnce(st.jobs)
         return ProcessDeps(blobs, pages, jobs, self.live_events, st.clock, job_copy=False)
+
+
+def nested(
+    *blocks: Callable[[], AbstractContextManager[object]],
+) -> Callable[[], AbstractContextManager[object]]:
+    """One block made of several, entered in order (the first outermost): what the
+    orchestrator's ``batch`` hook takes."""
+
+    @contextmanager
+    def enter_all() -> Iterator[None]:
+        with ExitStack() as stack:
+            for block in blocks:
+                stack.enter_context(block())
+            yield
+
+    return enter_all

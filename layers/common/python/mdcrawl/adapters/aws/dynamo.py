@@ -52,7 +52,7 @@ def serialize(value: Any) -> dict[str, Any]:
 
 def to_item(values: Mapping[str, Any]) -> dict[str, Any]:
     """A plain dict -> a DynamoDB item. Top-level None is left out (absent, not NULL),
-    so sparse attributes such as ``pending_pk`` really are missing."""
+    so optional attributes really are missing (and a sparse index skips the item)."""
     return {k: serialize(v) for k, v in values.items() if v is not None}
 
 

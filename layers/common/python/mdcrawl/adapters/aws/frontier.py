@@ -1,35 +1,50 @@
-"""DynamoDbFrontier: a job's URL queue in one partition (PK job_id, SK url_hash).
+"""DynamoDbFrontier: a job's URL queue in one DynamoDB partition, kept as a log.
 
-- Dedupe: an item is written with ``attribute_not_exists`` (a known url_hash is skipped).
-- Discovery order: one counter item per job (SK ``#order``); a batch reserves a block of
-  numbers with a single ``ADD``, so concurrent adders never share a number. A duplicate
-  that loses the race wastes its number: orders increase, they may have gaps.
-- Claim: the sparse ``pending`` index (``pending_pk`` is set only while pending) lists
-  the next items in order; each is leased by a conditional update pending -> leased,
-  and an item another worker took first is skipped.
+The table holds, per job (PK ``job_id``), a log of entries (SK ``seq``: 0, 1, 2...): the
+URLs added, the leases taken, the leases settled (``frontierlog.py``). Each entry is
+written once, with a conditional put at the next seq (``attribute_not_exists``), so
+the log is a total order even with several writers: a writer whose view is behind
+loses the put, reads the entries it missed and decides again. The instance keeps the
+fold of the log in memory; reads refresh it with one query for the entries after the
+last one it knows, and nothing else is ever read.
+
+Why a log rather than an item per URL: an item per URL is written three times (added,
+leased, finished), and a claim has to find the next pending items through an index,
+five write units per URL all told. Here one entry carries a page's new links (packed:
+~25 bytes a URL), one entry a claim's lease, and inside a batch (``batch()``, what the
+orchestrator applies after each crawl call comes back) the settles and adds of the
+whole batch go in one entry, or in the next claim's: well under one write unit per
+URL. A claim reads nothing: the next pending URLs are in the view.
+
+What a crash costs: the settles and adds buffered in an open batch that was never
+written. Their URLs are still leased in the log, expire, and are crawled again (from
+the content cache); the page records they led to are written once (conditional), as
+before. Outside a batch every call is written before it returns.
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from ...errors import Conflict
+from ...errors import Conflict, StoreError
 from ...models import FrontierItem, UrlState
-from ...names import FRONTIER_PENDING_INDEX, TTL_ATTRIBUTE
-from ...ports import Clock, iter_chunks
-from .calls import call, call_if
-from .dynamo import Expr, expires_at, from_item, put_if_new, query_all
-from .records import frontier_from_attrs, frontier_to_attrs
+from ...names import TTL_ATTRIBUTE
+from ...ports import Clock
+from .dynamo import Expr, expires_at, put_if_new, query_all
+from .frontierlog import FINISHED, Entry, View
+from .limits import DYNAMODB_ITEM
+from .records import frontier_entry_from_attrs, frontier_entry_to_attrs
 
-ORDER_COUNTER_SK = "#order"  # url_hashes are hex, so no item can collide with it
-_FINISHED = (UrlState.DONE, UrlState.FAILED, UrlState.SKIPPED)
-_BATCH_GET = 100  # BatchGetItem's limit
-_PUT_THREADS = 16  # conditional puts in flight while adding a page's new links
+# Text per add entry, before packing: a real sitemap may list 50,000 URLs, and an entry
+# must stay under DynamoDB's 400 KB item limit even if zlib gains nothing.
+ADD_BYTES = DYNAMODB_ITEM * 3 // 4
+_VIEWS_KEPT = 16  # jobs whose view a warm environment keeps (one job at a time, mostly)
+_ATTEMPTS = 5  # a conditional put lost to another writer is decided again this often
 
 
 class DynamoDbFrontier:
@@ -38,277 +53,275 @@ class DynamoDbFrontier:
     ) -> None:
         self._client = client
         self._table = table
-        self._clock = clock  # stamps the TTL of new items
+        self._clock = clock  # stamps the TTL of new entries
         self._retention_s = retention_s
+        self._views: OrderedDict[str, View] = OrderedDict()
+        self._lock = threading.RLock()
+        self._batch_depth = 0
+        self._buffer: dict[str, Entry] = {}  # per job: changes not yet written (in a batch)
 
-    # --- adding ------------------------------------------------------------------
+    # --- the port ------------------------------------------------------------------
     def add(self, job_id: str, items: Sequence[FrontierItem]) -> list[FrontierItem]:
-        fresh = self._unknown(job_id, _first_of_each(items))
-        if not fresh:
-            return []
-        first = self._reserve_orders(job_id, len(fresh))
-        ttl = expires_at(self._clock.now(), self._retention_s)
-        stored = [
-            replace(item, order=first + i, state=UrlState.PENDING, attempts=0, lease_expires=None)
-            for i, item in enumerate(fresh)
-        ]
-        written = self._put_all(job_id, stored, ttl)
-        return [item for item, new in zip(stored, written, strict=True) if new]
+        with self._lock:
+            return self._write(job_id, lambda view: _additions(view, items), lambda e: e.add)
 
-    def _put_all(self, job_id: str, items: list[FrontierItem], ttl: int | None) -> list[bool]:
-        """The conditional puts, ``_PUT_THREADS`` at a time: a docs page brings a few
-        hundred new links at the start of a crawl, and one round trip each, in a row,
-        held the orchestrator's loop for seconds per page (10,000 URLs: minutes). The
-        condition still decides each one; only the waiting overlaps."""
-        if len(items) <= 2:
-            return [self._put_new(job_id, item, ttl) for item in items]
-        with ThreadPoolExecutor(min(_PUT_THREADS, len(items))) as pool:
-            # Each put in a copy of the caller's context (tracing, logging keys).
-            futures = [
-                pool.submit(contextvars.copy_context().run, self._put_new, job_id, item, ttl)
-                for item in items
-            ]
-            return [future.result() for future in futures]
-
-    def _unknown(self, job_id: str, items: list[FrontierItem]) -> list[FrontierItem]:
-        """Drop the items already stored (a cheap batch read before reserving orders,
-        so that re-adding known links does not burn order numbers)."""
-        known: set[str] = set()
-        for chunk in iter_chunks(items, _BATCH_GET):
-            keys = [_key(job_id, item.url_hash) for item in chunk]
-            known.update(self._existing_hashes(keys))
-        return [item for item in items if item.url_hash not in known]
-
-    def _existing_hashes(self, keys: list[dict[str, Any]]) -> set[str]:
-        found: set[str] = set()
-        request: dict[str, Any] = {
-            self._table: {"Keys": keys, "ProjectionExpression": "url_hash", "ConsistentRead": True}
-        }
-        while request:
-            answer = call(self._client.batch_get_item, RequestItems=request)
-            rows = answer.get("Responses", {}).get(self._table, [])
-            found.update(row["url_hash"]["S"] for row in rows)
-            request = answer.get("UnprocessedKeys") or {}
-        return found
-
-    def _reserve_orders(self, job_id: str, count: int) -> int:
-        """Reserve ``count`` consecutive order numbers; returns the first one (0-based)."""
-        expr = Expr()
-        answer = call(
-            self._client.update_item,
-            TableName=self._table,
-            Key=_key(job_id, ORDER_COUNTER_SK),
-            UpdateExpression=expr.update(add={"next_order": count}),
-            ReturnValues="UPDATED_NEW",
-            **expr.kwargs(),
-        )
-        return int(answer["Attributes"]["next_order"]["N"]) - count
-
-    def _put_new(self, job_id: str, item: FrontierItem, ttl: int | None) -> bool:
-        attrs = frontier_to_attrs(job_id, item)
-        attrs.update(pending_pk=job_id, **{TTL_ATTRIBUTE: ttl})
-        return put_if_new(self._client, self._table, attrs, "url_hash")
-
-    # --- leasing -----------------------------------------------------------------
     def claim(self, job_id: str, limit: int, lease_s: float, now: float) -> list[FrontierItem]:
-        claimed: list[FrontierItem] = []
-        start: dict[str, Any] | None = None
-        while len(claimed) < limit:
-            hashes, start = self._pending_page(job_id, limit - len(claimed), start)
-            for url_hash in hashes:
-                item = self._lease(job_id, url_hash, now + lease_s)
-                if item is not None:
-                    claimed.append(item)
-            if start is None:
-                break
-        return claimed
+        if limit <= 0:
+            return []
+        with self._lock:
 
-    def _pending_page(
-        self, job_id: str, limit: int, start: dict[str, Any] | None
-    ) -> tuple[list[str], dict[str, Any] | None]:
-        """The next pending url_hashes in discovery order (the index needs only keys)."""
-        expr = Expr()
-        extra = {"ExclusiveStartKey": start} if start else {}
-        page = call(
-            self._client.query,
-            TableName=self._table,
-            IndexName=FRONTIER_PENDING_INDEX,
-            KeyConditionExpression=f"{expr.name('pending_pk')} = {expr.value(job_id)}",
-            ScanIndexForward=True,
-            Limit=limit,
-            **expr.kwargs(),
-            **extra,
-        )
-        hashes = [row["url_hash"]["S"] for row in page.get("Items", [])]
-        return hashes, page.get("LastEvaluatedKey")
+            def lease(view: View) -> Entry:
+                return Entry(lease=view.next_pending(limit), lease_expires=now + lease_s)
 
-    def _lease(self, job_id: str, url_hash: str, lease_expires: float) -> FrontierItem | None:
-        """pending -> leased, unless someone else got there first (then None)."""
-        expr = Expr()
-        update = expr.update(
-            set_={"state": str(UrlState.LEASED), "lease_expires": lease_expires},
-            remove=["pending_pk"],
-        )
-        condition = f"{expr.name('state')} = {expr.value(str(UrlState.PENDING))}"
-        written = self._update_if(job_id, url_hash, expr, update, condition, "ALL_NEW")
-        return None if written is None else frontier_from_attrs(written)
+            written = self._write(job_id, lease, lambda e: e.lease, urgent=True)
+            view = self._view(job_id)
+            return [view.items[order] for order in written]
 
     def finish(
         self, job_id: str, url_hash: str, state: UrlState, reason: str | None = None
     ) -> bool:
-        if state not in _FINISHED:
+        if state not in FINISHED:
             raise ValueError(f"finish() ends a lease as done/failed/skipped, not {state}")
-        expr = Expr()
-        update = expr.update(set_={"state": str(state), "reason": reason}, remove=["lease_expires"])
-        condition = f"{expr.name('state')} = {expr.value(str(UrlState.LEASED))}"
-        return self._update_if(job_id, url_hash, expr, update, condition) is not None
+        with self._lock:
 
-    def bump(self, job_id: str, url_hash: str, counter: str) -> int:
-        """Add one to a per-URL counter kept on the item (e.g. how often finalize handed
-        the page to the processor again); the new value. AWS runtime only."""
-        expr = Expr()
-        written = self._update_if(
-            job_id,
-            url_hash,
-            expr,
-            expr.update(add={counter: 1}),
-            "attribute_exists(job_id)",
-            returns="UPDATED_NEW",
-        )
-        if written is None:
-            raise Conflict(f"{url_hash} is not in the frontier of job {job_id}")
-        return int(written[counter])
+            def settle(view: View) -> Entry:
+                order = self._order(view, job_id, url_hash)
+                if order not in view.leased:
+                    return Entry()
+                attempts = view.items[order].attempts
+                return Entry(settle=[(order, state, attempts, reason)])
+
+            return bool(self._write(job_id, settle, lambda e: e.settle))
 
     def release(self, job_id: str, url_hash: str, max_attempts: int, reason: str) -> UrlState:
-        state = self._give_back(job_id, url_hash, max_attempts, reason, expired_before=None)
-        return state if state is not None else self._state(job_id, url_hash)
+        with self._lock:
+
+            def give_back(view: View) -> Entry:
+                order = self._order(view, job_id, url_hash)
+                if order not in view.leased:
+                    return Entry()
+                return Entry(settle=[_given_back(view, order, max_attempts, reason)])
+
+            self._write(job_id, give_back, lambda e: e.settle)
+            view = self._view(job_id)
+            return view.items[self._order(view, job_id, url_hash)].state
 
     def reclaim_expired(self, job_id: str, now: float, max_attempts: int) -> int:
-        # No index on leases: a filtered query reads the job's partition. It runs once per
-        # orchestrator pass, and the conditions below make a re-leased item safe.
-        expr = Expr()
-        leased = query_all(
-            self._client,
-            TableName=self._table,
-            KeyConditionExpression=f"{expr.name('job_id')} = {expr.value(job_id)}",
-            FilterExpression=(
-                f"{expr.name('state')} = {expr.value(str(UrlState.LEASED))} "
-                f"AND {expr.name('lease_expires')} < {expr.value(now)}"
-            ),
-            ProjectionExpression=expr.name("url_hash"),
-            ConsistentRead=True,
-            **expr.kwargs(),
-        )
-        hashes = [row["url_hash"] for row in leased]
-        given_back = (
-            self._give_back(job_id, h, max_attempts, "lease_expired", expired_before=now)
-            for h in hashes
-        )
-        return sum(1 for state in given_back if state is not None)
+        with self._lock:
+            self._refresh(job_id)
 
-    def _give_back(
+            def give_back(view: View) -> Entry:
+                return Entry(
+                    settle=[
+                        _given_back(view, order, max_attempts, "lease_expired")
+                        for order in view.expired(now)
+                    ]
+                )
+
+            return len(self._write(job_id, give_back, lambda e: e.settle))
+
+    def counts(self, job_id: str) -> dict[UrlState, int]:
+        with self._lock:
+            view = self._refresh(job_id)
+            return {state: view.counts.get(state, 0) for state in UrlState}
+
+    def items(self, job_id: str) -> list[FrontierItem]:
+        with self._lock:
+            return list(self._refresh(job_id).items)
+
+    def bump(self, job_id: str, url_hash: str, counter: str) -> int:
+        """Add one to a per-URL counter kept in the log (how often finalize handed the
+        page to the processor again); the new value. AWS runtime only."""
+        with self._lock:
+
+            def count(view: View) -> Entry:
+                return Entry(bump=[(self._order(view, job_id, url_hash), counter)])
+
+            (order, _), *_ = self._write(job_id, count, lambda e: e.bump, urgent=True)
+            return self._view(job_id).counters[(order, counter)]
+
+    # --- batching ------------------------------------------------------------------
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Inside, settles and adds are applied to the view at once and written as one
+        entry when the outermost batch ends (or with the next lease, which must follow
+        them in the log): the orchestrator's ``OrchestratorDeps.batch``. The batch's
+        caller must be the job's only writer meanwhile (it is: one orchestrator slice at
+        a time); a conflict then raises StoreError, and the next slice carries on from the
+        log."""
+        with self._lock:
+            self._batch_depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._batch_depth -= 1
+                if self._batch_depth == 0:
+                    for job_id in list(self._buffer):
+                        self._flush(job_id)
+
+    # --- writing -------------------------------------------------------------------
+    def _write(
         self,
         job_id: str,
-        url_hash: str,
-        max_attempts: int,
-        reason: str,
-        expired_before: float | None,
-    ) -> UrlState | None:
-        """leased -> failed (attempts used up) or pending (attempts+1). Two conditional
-        updates, one per outcome, instead of read-then-write: no lost update, no read.
-        None when the item was not leased (or, with ``expired_before``, re-leased since)."""
-        for final in (True, False):
-            expr = Expr()
-            condition = self._release_condition(expr, max_attempts, final, expired_before)
-            new_state = UrlState.FAILED if final else UrlState.PENDING
-            update = expr.update(
-                set_={
-                    "state": str(new_state),
-                    "reason": reason,
-                    "pending_pk": None if final else job_id,
-                },
-                add={"attempts": 1},
-                remove=["lease_expires"],
-            )
-            if self._update_if(job_id, url_hash, expr, update, condition) is not None:
-                return new_state
-        return None
+        decide: Callable[[View], Entry],
+        result: Callable[[Entry], Sequence[Any]],
+        urgent: bool = False,
+    ) -> list[Any]:
+        """Decide an entry from the view, apply it, and write it (now, or with the
+        batch). ``result`` picks from the entry what the caller returns."""
+        for _ in range(_ATTEMPTS):
+            view = self._view(job_id)
+            entry = decide(view)
+            if entry.empty():
+                return []
+            buffered = self._buffer.get(job_id)
+            if buffered is not None or (self._batch_depth and not urgent):
+                # In a batch: applied now, written at its end (or with this, if urgent).
+                view.apply(entry)
+                self._buffer.setdefault(job_id, Entry()).merge(entry)
+                if urgent or not self._batch_depth:
+                    self._flush(job_id)
+                return list(result(entry))
+            if self._put_entries(job_id, view, entry, already_applied=False):
+                return list(result(entry))
+            self._refresh(job_id)  # another writer was first: decide again on its entries
+        raise StoreError(f"job {job_id}: the frontier kept changing under this writer")
 
-    @staticmethod
-    def _release_condition(
-        expr: Expr, max_attempts: int, final: bool, expired_before: float | None
-    ) -> str:
-        attempts = expr.name("attempts")  # always stored (0 when added)
-        compare = ">=" if final else "<"
-        parts = [
-            f"{expr.name('state')} = {expr.value(str(UrlState.LEASED))}",
-            f"{attempts} {compare} {expr.value(max_attempts - 1)}",
-        ]
-        if expired_before is not None:
-            parts.append(f"{expr.name('lease_expires')} < {expr.value(expired_before)}")
-        return " AND ".join(parts)
+    def _flush(self, job_id: str) -> None:
+        buffered = self._buffer.pop(job_id, None)
+        if buffered is None or buffered.empty():
+            return
+        if not self._put_entries(job_id, self._view(job_id), buffered, already_applied=True):
+            self._conflict_in_batch(job_id)
 
-    def _update_if(
-        self,
-        job_id: str,
-        url_hash: str,
-        expr: Expr,
-        update: str,
-        condition: str,
-        returns: str = "NONE",
-    ) -> dict[str, Any] | None:
-        written = call_if(
-            self._client.update_item,
-            TableName=self._table,
-            Key=_key(job_id, url_hash),
-            UpdateExpression=update,
-            ConditionExpression=f"attribute_exists({expr.name('url_hash')}) AND {condition}",
-            ReturnValues=returns,
-            **expr.kwargs(),
-        )
-        if written is None:
-            return None
-        return from_item(written.get("Attributes", {}))
+    def _conflict_in_batch(self, job_id: str) -> None:
+        """Another writer wrote while this one held applied-but-unwritten changes: they
+        cannot be put after its entries (orders were handed out). Forget them and the
+        view; the caller's slice fails with a StoreError, which the state machine retries,
+        and the next slice reads the log again."""
+        self._buffer.pop(job_id, None)
+        self._views.pop(job_id, None)
+        raise StoreError(f"job {job_id}: another writer changed the frontier in a batch")
 
-    # --- reading -----------------------------------------------------------------
-    def _state(self, job_id: str, url_hash: str) -> UrlState:
-        found = call(
-            self._client.get_item,
-            TableName=self._table,
-            Key=_key(job_id, url_hash),
-            ConsistentRead=True,
-        )
-        if "Item" not in found:
-            raise Conflict(f"{url_hash} is not in the frontier of job {job_id}")
-        return UrlState(found["Item"]["state"]["S"])
+    def _put_entries(self, job_id: str, view: View, entry: Entry, already_applied: bool) -> bool:
+        """Write ``entry`` at the view's next seq (adds of more than ``ADD_CHUNK`` URLs in
+        entries of their own, first), then apply it unless that was done. False when
+        the first put finds its seq taken: another writer got there first."""
+        parts = _split(entry)
+        ttl = expires_at(self._clock.now(), self._retention_s)
+        for n, part in enumerate(parts):
+            attrs = frontier_entry_to_attrs(job_id, view.next_seq, part)
+            attrs[TTL_ATTRIBUTE] = ttl
+            if not put_if_new(self._client, self._table, attrs, "seq"):
+                if n == 0:
+                    return False
+                self._conflict_in_batch(job_id)  # a long add half written: read it again
+            view.next_seq += 1
+            if not already_applied:
+                view.apply(part)
+        return True
 
-    def _all(self, job_id: str) -> list[dict[str, Any]]:
+    # --- reading -------------------------------------------------------------------
+    def _view(self, job_id: str) -> View:
+        view = self._views.get(job_id)
+        if view is None:
+            view = self._views[job_id] = View()
+            self._read_new(job_id, view)
+            while len(self._views) > _VIEWS_KEPT:
+                oldest = next(iter(self._views))
+                if oldest in self._buffer:
+                    break
+                del self._views[oldest]
+        self._views.move_to_end(job_id)
+        return view
+
+    def _refresh(self, job_id: str) -> View:
+        """The view with every entry written so far (one query: those after it)."""
+        view = self._view(job_id)
+        if self._read_new(job_id, view) and job_id in self._buffer:
+            self._conflict_in_batch(job_id)
+        return view
+
+    def _read_new(self, job_id: str, view: View) -> int:
         expr = Expr()
+        key = (
+            f"{expr.name('job_id')} = {expr.value(job_id)} AND "
+            f"{expr.name('seq')} >= {expr.value(view.next_seq)}"
+        )
         rows = query_all(
             self._client,
             TableName=self._table,
-            KeyConditionExpression=f"{expr.name('job_id')} = {expr.value(job_id)}",
+            KeyConditionExpression=key,
             ConsistentRead=True,
             **expr.kwargs(),
         )
-        return [row for row in rows if row["url_hash"] != ORDER_COUNTER_SK]
+        read = 0
+        for row in rows:
+            if int(row["seq"]) != view.next_seq:
+                raise StoreError(f"job {job_id}: frontier log entry {row['seq']} is missing")
+            view.apply(frontier_entry_from_attrs(row))
+            view.next_seq += 1
+            read += 1
+        return read
 
-    def counts(self, job_id: str) -> dict[UrlState, int]:
-        seen = Counter(UrlState(row["state"]) for row in self._all(job_id))
-        return {state: seen.get(state, 0) for state in UrlState}
-
-    def items(self, job_id: str) -> list[FrontierItem]:
-        found = [frontier_from_attrs(row) for row in self._all(job_id)]
-        return sorted(found, key=lambda item: item.order)
-
-
-def _key(job_id: str, url_hash: str) -> dict[str, Any]:
-    return {"job_id": {"S": job_id}, "url_hash": {"S": url_hash}}
+    @staticmethod
+    def _order(view: View, job_id: str, url_hash: str) -> int:
+        order = view.order_of(url_hash)
+        if order is None:
+            raise Conflict(f"{url_hash} is not in the frontier of job {job_id}")
+        return order
 
 
-def _first_of_each(items: Sequence[FrontierItem]) -> list[FrontierItem]:
-    """The batch without repeated url_hashes (the first occurrence wins)."""
-    unique: dict[str, FrontierItem] = {}
+def _additions(view: View, items: Sequence[FrontierItem]) -> Entry:
+    """The items whose url_hash the job does not have yet (the first of repeats), as
+    stored: pending, no attempt, the next orders."""
+    fresh: list[FrontierItem] = []
+    seen: set[str] = set()
     for item in items:
-        unique.setdefault(item.url_hash, item)
-    return list(unique.values())
+        if item.url_hash in view.by_hash or item.url_hash in seen:
+            continue
+        seen.add(item.url_hash)
+        stored = replace(
+            item,
+            order=len(view.items) + len(fresh),
+            state=UrlState.PENDING,
+            attempts=0,
+            lease_expires=None,
+            reason=None,
+        )
+        fresh.append(stored)
+    return Entry(add=fresh)
+
+
+def _given_back(
+    view: View, order: int, max_attempts: int, reason: str
+) -> tuple[int, UrlState, int, str | None]:
+    """One more failed attempt: pending again, or failed for good at the cap."""
+    attempts = view.items[order].attempts + 1
+    state = UrlState.FAILED if attempts >= max_attempts else UrlState.PENDING
+    return (order, state, attempts, reason)
+
+
+def _split(entry: Entry) -> list[Entry]:
+    """Adds in parts of at most ``ADD_BYTES`` of text (so that an item stays under
+    DynamoDB's 400 KB whatever zlib makes of it); the last part carries the settles,
+    lease and bumps (adds never depend on them, and they come after in the log)."""
+    parts: list[Entry] = [Entry()]
+    size = 0
+    for item in entry.add:
+        text = len(item.url) + len(item.parent or "") + len(item.url_hash) + 32
+        if parts[-1].add and size + text > ADD_BYTES:
+            parts.append(Entry())
+            size = 0
+        parts[-1].add.append(item)
+        size += text
+    parts[-1].merge(
+        Entry(
+            settle=entry.settle,
+            lease=entry.lease,
+            lease_expires=entry.lease_expires,
+            bump=entry.bump,
+        )
+    )
+    return parts

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from ...names import (
     CONNECTIONS_JOB_INDEX,
-    FRONTIER_PENDING_INDEX,
     JOBS_OWNER_INDEX,
     TTL_ATTRIBUTE,
     Table,
@@ -23,9 +22,9 @@ class Key:
 @dataclass(frozen=True)
 class IndexSpec:
     """A global secondary index projecting keys only: every reader needs just the keys
-    (the frontier's claim, a job's subscribers) or fetches the items by key (listing an
-    owner's jobs). Why: an update that changes no projected attribute costs the index
-    nothing, so the per-page counter and state updates stop paying for a second copy."""
+    (a job's subscribers) or fetches the items by key (listing an owner's jobs). Why:
+    an update that changes no projected attribute costs the index nothing, so the
+    per-page counter updates stop paying for a second copy."""
 
     name: str
     pk: Key
@@ -53,15 +52,9 @@ SCHEMAS: dict[Table, TableSpec] = {
         ttl=True,
         point_in_time_recovery=True,
     ),
-    # pending_pk (= job_id) is set only while an item is pending: a sparse index that
-    # answers "next batch in discovery order" without scanning finished items.
-    Table.FRONTIER: TableSpec(
-        Table.FRONTIER,
-        Key("job_id", "S"),
-        Key("url_hash", "S"),
-        indexes=(IndexSpec(FRONTIER_PENDING_INDEX, Key("pending_pk", "S"), Key("order", "N")),),
-        ttl=True,
-    ),
+    # A log per job (adapters/aws/frontier.py): entries at seq 0, 1, 2..., each written
+    # once; the claim reads the fold in memory, so no index.
+    Table.FRONTIER: TableSpec(Table.FRONTIER, Key("job_id", "S"), Key("seq", "N"), ttl=True),
     Table.CACHE: TableSpec(Table.CACHE, Key("url_hash", "S"), ttl=True),
     Table.PAGES: TableSpec(Table.PAGES, Key("job_id", "S"), Key("url_hash", "S"), ttl=True),
     Table.EVENTS: TableSpec(
