@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ..adapters.local import LocalStores, open_local_stores
+from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..fetch import HttpxFetcher
 from ..library import Library
@@ -228,7 +229,8 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     # stands as it is (an unchanged re-crawl): then nothing but the manifest is written.
     memo = FileOutputMemo(stores.blobs, out_dir)
     opener = memo.opener(lambda name: _open_output(out_dir, name))
-    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo)
+    chunks = ChunkCache(stores.blobs)  # made by the pool workers: no page chunked twice
+    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo, chunks.lines)
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
@@ -252,7 +254,9 @@ def _record(
     if job.options.prefer_native:
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
-    return record_crawl(Library(root), job, pages, read, out_dir, label)
+    cache = ChunkCache(stores.blobs)
+    chunker = lambda page: cache.chunks(page.url, page.title, page.markdown)  # noqa: E731
+    return record_crawl(Library(root), job, pages, read, out_dir, label, chunker)
 
 
 @contextlib.contextmanager

@@ -17,9 +17,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 
-from ..adapters.local import LocalStores, open_local_stores
+from .. import stored
+from ..adapters.local import FileBlobStore, LocalStores, open_local_stores
+from ..adapters.local.chunks import ChunkCache
+from ..agent_outputs import page_markdown
 from ..convert import convert_html
-from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord
+from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageStatus
+from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.fetching import body_key
 from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
@@ -213,4 +217,17 @@ def _process_in_worker(page: CrawledPage) -> PageRecord:
     deps = ProcessDeps(
         stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock, stores.db.batch
     )
-    return process_page(page, deps)
+    record = process_page(page, deps)
+    _chunk(record, stores.blobs)
+    return record
+
+
+def _chunk(record: PageRecord, blobs: FileBlobStore) -> None:
+    """The page's chunks, made here, in parallel with the crawl, for finalize's
+    chunks.jsonl and the library alike (``adapters/local/chunks.py``). A page still
+    waiting for the site's template is chunked when finalize converts it."""
+    if record.status is not PageStatus.OK or record.template == templating.DEFERRED:
+        return
+    markdown = stored.read_markdown(blobs, record.markdown_key or "")
+    title = record.title or record.url
+    ChunkCache(blobs).prepare(record.url, title, page_markdown(record, markdown))
