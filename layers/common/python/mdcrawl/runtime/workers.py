@@ -204,20 +204,26 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def process_deps(stores: LocalStores) -> ProcessDeps:
+    """The process step's ports in the local runtime. A record points at the markdown
+    cache's document (``job_copy=False``, as on AWS): the markdown is in the cache anyway,
+    so a copy per job only cost two file writes a page, fresh or cached, and the disk
+    space of the whole site on every re-crawl. A page's record, counters and event go in
+    one SQLite transaction."""
+    s = stores
+    return ProcessDeps(s.blobs, s.pages, s.jobs, s.events, s.clock, False, s.db.batch)
+
+
 def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
     stores = _worker_stores
     assert stores is not None, "worker used without its initializer"
-    deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
-    return read_fetched(fetched, deps)
+    return read_fetched(fetched, process_deps(stores))
 
 
 def _process_in_worker(page: CrawledPage) -> PageRecord:
     stores = _worker_stores
     assert stores is not None, "worker used without its initializer"
-    deps = ProcessDeps(
-        stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock, stores.db.batch
-    )
-    record = process_page(page, deps)
+    record = process_page(page, process_deps(stores))
     _chunk(record, stores.blobs)
     return record
 
