@@ -45,6 +45,18 @@ async function api(method, path, body) {
   return data;
 }
 
+// The number fields' placeholder/min/max, as the server rendered them (serve/page.py):
+// its defaults and caps, not numbers written into the page.
+function applyOptionHints() {
+  const block = document.getElementById("option-hints");
+  if (!block) return;
+  for (const [id, hints] of Object.entries(JSON.parse(block.textContent))) {
+    const input = document.getElementById(id);
+    if (!input) continue;
+    for (const [attribute, value] of Object.entries(hints)) input.setAttribute(attribute, String(value));
+  }
+}
+
 function formBody() {
   const body = { url: document.getElementById("url").value.trim() };
   const lines = (id) => document.getElementById(id).value.split("\n").map((s) => s.trim()).filter(Boolean);
@@ -290,6 +302,7 @@ function ping() {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ action: "ping" }));
 }
 
+applyOptionHints();
 takeKeyFromUrl();
 document.getElementById("new-job").addEventListener("submit", submitJob);
 document.getElementById("key-box").addEventListener("submit", saveKey);
