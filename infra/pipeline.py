@@ -303,7 +303,13 @@ class Pipeline(Construct):
             f[name].add_environment(EnvVar.EVENT_BUS, DEFAULT_EVENT_BUS)
         # crawler: the shared URL cache (index in DynamoDB, bodies in S3).
         # DeleteItem: a per-host request slot given back (adapters/aws/hostlease.py).
-        table_access(role["crawler"], t[Table.CACHE], ("GetItem", *WRITE, "DeleteItem"))
+        # BatchWriteItem: where each body sits in its batch's pack (adapters/aws/packs.py);
+        # BatchGetItem: a batch's cache entries and their bodies' locators, together.
+        table_access(
+            role["crawler"],
+            t[Table.CACHE],
+            ("GetItem", *WRITE, "DeleteItem", "BatchGetItem", "BatchWriteItem"),
+        )
         cache_prefixes = [BlobPrefix.CACHE_BODIES.value, BlobPrefix.CACHE_LINKS.value]
         bucket_access(
             role["crawler"],
@@ -321,6 +327,11 @@ class Pipeline(Construct):
         )
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
+        # The packs' locators (adapters/aws/packs.py): where a body or a converted page
+        # sits in its pack, read, and written for the invocation's own pack.
+        table_access(
+            role["processor"], t[Table.CACHE], ("GetItem", "BatchGetItem", "BatchWriteItem")
+        )
         bucket_access(
             role["processor"],
             b,
@@ -381,7 +392,8 @@ class Pipeline(Construct):
         table_access(role, t[Table.FRONTIER], ("Query", "UpdateItem"))
         table_access(role, t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role, t[Table.PAGES], ("Query", "PutItem"))
-        table_access(role, t[Table.CACHE], ("GetItem",))
+        # BatchWriteItem: a page converted again goes to the markdown cache (packs.py).
+        table_access(role, t[Table.CACHE], ("GetItem", "BatchWriteItem"))
         bucket_access(
             role,
             b,

@@ -13,7 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mdcrawl.adapters.aws.packs import PackedBlobs
 from mdcrawl.adapters.aws.stores import AwsStores, aws_stores
+from mdcrawl.names import Table
 
 from tests.support.aws import BUCKET, moto_clients, shared_dynamodb_local
 
@@ -40,6 +42,20 @@ def dynamodb_local_adapter(tmp_path: Path, attribute: str) -> Iterator[Any]:
     yield getattr(stores, attribute)
 
 
+@contextmanager
+def packed_blobs_adapter(tmp_path: Path) -> Iterator[Any]:
+    """The bucket as the crawler, processor and finalizer see it: cache keys in packs."""
+    with moto_clients() as aws:
+        stores = aws_stores(aws.session, aws.names, aws.bucket, clock=FixedClock())
+        yield PackedBlobs(
+            stores.blobs,
+            aws.dynamodb,
+            aws.names[Table.CACHE],
+            keep_s=30 * 86400.0,
+            refresh_s=28 * 86400.0,
+        )
+
+
 def _both(attribute: str) -> dict[str, Callable[[Path], Any]]:
     return {
         "dynamodb-moto": partial(moto_adapter, attribute=attribute),
@@ -54,5 +70,8 @@ FACTORIES = {
     "pages": _both("pages"),
     "events": _both("events"),
     "connections": _both("connections"),
-    "blobs": {"s3-moto": partial(moto_adapter, attribute="blobs")},
+    "blobs": {
+        "s3-moto": partial(moto_adapter, attribute="blobs"),
+        "s3-moto-packed": packed_blobs_adapter,
+    },
 }

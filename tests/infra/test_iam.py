@@ -91,7 +91,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER): ddb("Query", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("Query", "PutItem"),
-        table(Table.CACHE): ddb("GetItem"),
+        table(Table.CACHE): ddb("GetItem", "BatchWriteItem"),
         JOBS: {"s3:GetObject", *PUT},
         BODIES: {"s3:GetObject"},
         MARKDOWN: {"s3:GetObject", *PUT},
@@ -101,7 +101,9 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BUS: {"events:PutEvents"},
     },
     "Crawler": {
-        table(Table.CACHE): ddb("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
+        table(Table.CACHE): ddb(
+            "GetItem", "PutItem", "UpdateItem", "DeleteItem", "BatchGetItem", "BatchWriteItem"
+        ),
         BODIES: {"s3:GetObject", *PUT},
         LINKS: {"s3:GetObject", *PUT},
         SPILL: PUT,
@@ -112,6 +114,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
+        table(Table.CACHE): ddb("GetItem", "BatchGetItem", "BatchWriteItem"),
         BODIES: {"s3:GetObject"},
         MARKDOWN: {"s3:GetObject", *PUT},
         JOBS: PUT,

@@ -4,7 +4,8 @@ records, a crawl waits for its answer, a function error is raised, process is as
 from __future__ import annotations
 
 import pytest
-from mdcrawl.adapters.aws.invoker import InvocationFailed, LambdaInvoker
+from mdcrawl.adapters.aws import invoker as invoker_module
+from mdcrawl.adapters.aws.invoker import MAX_PAGES_PER_EVENT, InvocationFailed, LambdaInvoker
 from mdcrawl.adapters.aws.payloads import from_data, to_data
 from mdcrawl.errors import StoreError
 from mdcrawl.models import CrawledPage, CrawlOptions, FrontierItem, Scope, UrlState
@@ -64,3 +65,62 @@ def test_process_fires_an_event_invoke_with_the_page(lambdas):
     handlers["processor"] = lambda event, context: received.append(event)
     LambdaInvoker(client, "crawler", "processor").process(PAGE)
     assert [from_data(CrawledPage, event) for event in received] == [PAGE]
+
+
+def pages_of(count: int) -> list[CrawledPage]:
+    return [
+        CrawledPage(
+            "job-1",
+            f"{ITEM.url}{n}",
+            f"h{n}",
+            f"{ITEM.url}{n}",
+            "c0",
+            "cache/bodies/c0",
+            n,
+            1,
+            False,
+        )
+        for n in range(count)
+    ]
+
+
+def received_pages(events: list[dict]) -> list[list[CrawledPage]]:
+    return [[from_data(CrawledPage, p) for p in e.get("pages", [e])] for e in events]
+
+
+def test_pages_handed_over_while_collecting_go_in_one_event_when_the_block_ends(lambdas):
+    client, handlers = lambdas
+    received = []
+    handlers["processor"] = lambda event, context: received.append(event)
+    invoker = LambdaInvoker(client, "crawler", "processor")
+    with invoker.collecting():
+        for page in pages_of(3):
+            invoker.process(page)
+        assert received == []
+    assert received_pages(received) == [pages_of(3)]
+
+
+def test_a_collected_batch_is_split_by_page_count_and_payload_size(lambdas, monkeypatch):
+    client, handlers = lambdas
+    received = []
+    handlers["processor"] = lambda event, context: received.append(event)
+    invoker = LambdaInvoker(client, "crawler", "processor")
+    invoker.process_many(pages_of(MAX_PAGES_PER_EVENT + 1))
+    assert [len(batch) for batch in received_pages(received)] == [MAX_PAGES_PER_EVENT, 1]
+    received.clear()
+    monkeypatch.setattr(invoker_module, "_BUDGET", 700)  # two pages' JSON, not three
+    invoker.process_many(pages_of(5))
+    batches = received_pages(received)
+    assert [p for batch in batches for p in batch] == pages_of(5)
+    assert all(len(batch) <= 2 for batch in batches) and len(batches) >= 3
+
+
+def test_pages_collected_before_an_error_are_still_handed_over(lambdas):
+    client, handlers = lambdas
+    received = []
+    handlers["processor"] = lambda event, context: received.append(event)
+    invoker = LambdaInvoker(client, "crawler", "processor")
+    with pytest.raises(RuntimeError), invoker.collecting():
+        invoker.process(PAGE)
+        raise RuntimeError("store error applying the next outcome")
+    assert received_pages(received) == [[PAGE]]

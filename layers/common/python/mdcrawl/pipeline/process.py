@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -86,6 +86,16 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
     if not state.settled and page.order < templating.SETTLE_WINDOW:
         templating.settle(page.job_id, deps.pages.list(page.job_id), deps.blobs, rules, False)
     return record
+
+
+def convert_ahead(page: CrawledPage, deps: ProcessDeps) -> None:
+    """Convert now what ``process_page`` would convert, into the markdown cache only (a
+    batch converts its pages before it records any: ``process_batch``)."""
+    rules = generator_rules(page.job_id, deps.jobs)
+    state = templating.load(page.job_id, deps.blobs)
+    if state.settled or not _waits_for_template(page, deps.blobs, rules):
+        with suppress(ConversionFailed):  # process_page records the failure
+            converted_page(page, deps.blobs, state.template, rules)
 
 
 def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> bool:

@@ -4,7 +4,9 @@ The process step runs asynchronously (a Lambda event on AWS): an event lost afte
 platform's own retries, or an orchestrator that died between marking a URL done and
 handing the page over, leaves finalize waiting for a record that will not come. Once
 the job has been owed records for ``REPROCESS_AFTER_S``, each such page is handed over
-again (processing is idempotent: a late original changes nothing); a page handed over
+again, alone (the first delivery carried its crawl batch: a page that kills the
+processor must not take its batch-mates with it again; processing is idempotent, so a
+late original changes nothing); a page handed over
 ``MAX_REHANDS`` times without a record (it times the processor out or exhausts its
 memory every time) is recorded as failed, ``processor_failed``, so the job can finish.
 """

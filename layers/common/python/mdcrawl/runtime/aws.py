@@ -76,6 +76,22 @@ class AwsRuntime:
         )
 
     @cached_property
+    def packed_blobs(self) -> Any:
+        """The bucket, with the content cache's bodies and converted pages written in
+        packs, one object per block (``adapters/aws/packs.py``)."""
+        from ..adapters.aws.packs import PackedBlobs
+        from ..adapters.aws.stores import refresh_after
+
+        keep_s = self.settings.cache_retention_days * 86400.0
+        return PackedBlobs(
+            self.stores.blobs,
+            self.session.client("dynamodb"),
+            self.settings.tables[Table.CACHE],
+            keep_s=keep_s,
+            refresh_s=refresh_after(keep_s),
+        )
+
+    @cached_property
     def guard(self) -> AddressGuard:
         from ..netguard import AddressGuard
 
@@ -165,8 +181,15 @@ class AwsRuntime:
         events = self.live_events
         return OrchestratorPorts(
             # Counters summed in memory, written with the heartbeat (adapters/aws/counters.py).
+            # The pages of the outcomes applied together go to the processor together.
             orchestrate=OrchestratorDeps(
-                BufferedCounters(st.jobs), st.frontier, events, st.pages, invoker, st.clock
+                BufferedCounters(st.jobs),
+                st.frontier,
+                events,
+                st.pages,
+                invoker,
+                st.clock,
+                batch=invoker.collecting,
             ),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )
@@ -199,7 +222,9 @@ class AwsRuntime:
         )
         events = self.live_events
         return FinalizerPorts(
-            finalize=FinalizeDeps(st.jobs, st.frontier, st.pages, st.blobs, events, st.clock),
+            finalize=FinalizeDeps(
+                st.jobs, st.frontier, st.pages, self.packed_blobs, events, st.clock
+            ),
             recover=RecoverDeps(st.frontier, st.pages, st.cache),
             frontier=st.frontier,
             invoker=invoker,
@@ -228,17 +253,20 @@ class AwsRuntime:
         leases = HostLeases(dynamodb, s.tables[Table.CACHE])
         # A fresh robots.txt cache per invocation (its memory), over the shared cache table.
         robots = functools.partial(DynamoDbRobotsCache, dynamodb, s.tables[Table.CACHE])
-        return CrawlerPorts(st.cache, st.blobs, st.clock, self.guard, leases, robots)
+        return CrawlerPorts(st.cache, self.packed_blobs, st.clock, self.guard, leases, robots)
 
     @cached_property
     def processor(self) -> ProcessDeps:
         from ..adapters.aws.memo import JobOptionsOnce, SettledTemplates
+        from ..adapters.aws.packs import flush_before
         from ..pipeline.process import ProcessDeps
         from ..pipeline.templating import TEMPLATE_NAME
 
         st = self.stores
-        # The record points at the markdown cache's document: no copy per job (stored.py);
-        # a job's options and settled template are read once per container (memo.py).
-        blobs = SettledTemplates(st.blobs, TEMPLATE_NAME)
+        # The record points at the markdown cache's document: no copy per job (stored.py),
+        # written (packed) before the record; a job's options and settled template are
+        # read once per container (memo.py).
+        blobs = SettledTemplates(self.packed_blobs, TEMPLATE_NAME)
+        pages = flush_before(st.pages, self.packed_blobs)
         jobs = JobOptionsOnce(st.jobs)
-        return ProcessDeps(blobs, st.pages, jobs, self.live_events, st.clock, job_copy=False)
+        return ProcessDeps(blobs, pages, jobs, self.live_events, st.clock, job_copy=False)

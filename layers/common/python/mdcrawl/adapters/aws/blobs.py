@@ -59,6 +59,16 @@ class S3BlobStore:
             self._rewrite(key, answer.get("ContentType") or "application/octet-stream")
         return data
 
+    def get_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """``length`` bytes of the object from ``offset`` (one ranged GET), or None when
+        the object does not exist."""
+        if length <= 0:
+            return b""
+        answer = self._unless_missing(
+            self._client.get_object, key, Range=f"bytes={offset}-{offset + length - 1}"
+        )
+        return None if answer is None else cast(bytes, answer["Body"].read())
+
     def _too_old(self, key: str, written: datetime | None) -> bool:
         if written is None:
             return False
@@ -79,10 +89,10 @@ class S3BlobStore:
     def exists(self, key: str) -> bool:
         return self._unless_missing(self._client.head_object, key) is not None
 
-    def _unless_missing(self, operation: Any, key: str) -> Any | None:
+    def _unless_missing(self, operation: Any, key: str, **extra: Any) -> Any | None:
         """The call's answer, or None when the key does not exist."""
         try:
-            return call_unless(operation, _MISSING, Bucket=self._bucket, Key=key)
+            return call_unless(operation, _MISSING, Bucket=self._bucket, Key=key, **extra)
         except StoreError as exc:
             cause = exc.__cause__
             if isinstance(cause, ClientError) and error_code(cause) in _FORBIDDEN:

@@ -27,6 +27,7 @@ from .limits import CACHE_ITEM_BUDGET
 from .records import cache_from_attrs, cache_to_attrs
 
 DEFAULT_KEEP_S = 30 * 86400.0
+BATCH_GET = 100  # BatchGetItem's limit
 LINKS_Z = "links_z"  # zlib("\n".join(links))
 LINKS_KEY = "links_key"  # or the S3 key holding that same compressed text
 
@@ -50,9 +51,18 @@ class DynamoDbContentCache:
         found = call(
             self._client.get_item, TableName=self._table, Key={"url_hash": {"S": url_hash}}
         )
-        if "Item" not in found:
-            return None
-        attrs = from_item(found["Item"])
+        return self._entry(found["Item"]) if "Item" in found else None
+
+    def get_many(self, url_hashes: list[str]) -> dict[str, CacheEntry | None]:
+        """``get`` of each (a crawl batch's URLs), in BatchGetItem requests of 100."""
+        keys = [{"url_hash": {"S": h}} for h in dict.fromkeys(url_hashes)]
+        found: dict[str, CacheEntry | None] = dict.fromkeys(url_hashes)
+        for item in batch_get_items(self._client, self._table, keys, consistent=False):
+            found[item["url_hash"]["S"]] = self._entry(item)
+        return found
+
+    def _entry(self, item: dict[str, Any]) -> CacheEntry | None:
+        attrs = from_item(item)
         packed, key = attrs.pop(LINKS_Z, None), attrs.pop(LINKS_KEY, None)
         entry = cache_from_attrs(attrs)
         if key is not None:
@@ -74,6 +84,23 @@ class DynamoDbContentCache:
                 attrs[LINKS_KEY] = key
         attrs[TTL_ATTRIBUTE] = expires_at(max(entry.fresh_until, entry.fetched_at), self._keep_s)
         call(self._client.put_item, TableName=self._table, Item=to_item(attrs))
+
+
+def batch_get_items(
+    client: Any, table: str, keys: list[dict[str, Any]], consistent: bool
+) -> list[dict[str, Any]]:
+    """The items of ``keys`` that exist (raw DynamoDB items), 100 keys per request,
+    unprocessed keys asked again."""
+    items: list[dict[str, Any]] = []
+    for start in range(0, len(keys), BATCH_GET):
+        request: dict[str, Any] = {
+            table: {"Keys": keys[start : start + BATCH_GET], "ConsistentRead": consistent}
+        }
+        while request:
+            answer = call(client.batch_get_item, RequestItems=request)
+            items.extend(answer.get("Responses", {}).get(table, []))
+            request = answer.get("UnprocessedKeys") or {}
+    return items
 
 
 def pack_links(links: tuple[str, ...] | list[str]) -> bytes:

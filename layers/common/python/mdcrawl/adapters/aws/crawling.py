@@ -1,18 +1,20 @@
 """The crawler function's ports on AWS: a fetcher per batch behind the SSRF guard,
-holding a shared per-host slot for every request (``hostlease``), and the answer
-spilled to S3 when it is over Lambda's response limit (``spill``)."""
+holding a shared per-host slot for every request (``hostlease``), the batch's bodies
+stored as one pack (``packs``), and the answer spilled to S3 when it is over Lambda's
+response limit (``spill``)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...fetch import HttpxFetcher
 from ...netguard import AddressGuard
 from ...pipeline.batch import crawl_within
 from ...pipeline.crawl import CrawlDeps
+from ...pipeline.fetching import body_key
 from ...ports import CrawlRequest, CrawlResponse
 from .hostlease import HostLeases, LeasedFetcher
 from .robots import DynamoDbRobotsCache
@@ -46,8 +48,41 @@ class CrawlerPorts:
     async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
         """The batch's outcomes, answered ``batch.CRAWL_STOP_MARGIN_S`` before the
         invocation's time (``time_left_s``) ends."""
-        async with self.deps_for(request) as deps:
-            return await crawl_within(request, deps, time_left_s)
+        with _packing(self.blobs):  # the batch's bodies: one pack, stored before answering
+            async with self.deps_for(request) as deps:
+                return await crawl_within(request, self._prefetched(request, deps), time_left_s)
+
+    def _prefetched(self, request: CrawlRequest, deps: CrawlDeps) -> CrawlDeps:
+        """The batch's cache entries in one request, and where their bodies are in
+        another, instead of two requests per URL."""
+        get_many = getattr(self.cache, "get_many", None)
+        if not request.options.use_cache or get_many is None:
+            return deps
+        entries = get_many([item.url_hash for item in request.items])
+        locate = getattr(self.blobs, "prefetch_locations", None)
+        if locate is not None:
+            locate([body_key(e.content_hash) for e in entries.values() if e is not None])
+        return replace(deps, cache=PrefetchedCache(self.cache, entries))
 
     def answer(self, response: CrawlResponse) -> dict[str, Any]:
         return answer_of(response, self.blobs)
+
+
+class PrefetchedCache:
+    """The content cache with some entries already read (None: known to be absent)."""
+
+    def __init__(self, inner: Any, entries: dict[str, Any]) -> None:
+        self._inner, self._entries = inner, entries
+
+    def get(self, url_hash: str) -> Any:
+        if url_hash in self._entries:
+            return self._entries[url_hash]
+        return self._inner.get(url_hash)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _packing(blobs: Any) -> contextlib.AbstractContextManager[None]:
+    packing = getattr(blobs, "packing", None)
+    return packing() if packing is not None else contextlib.nullcontext()

@@ -232,6 +232,8 @@ function subscribe(jobId) {
 
 function receive(message) {
   if (message.type === "error") return console.warn("server:", message.error);
+  // The server's replay stopped short of its time limit: subscribe again from `last`.
+  if (message.type === "resume") return subscribe(message.job_id);
   // Events come in frames ({type: "events", events: [...]}, in seq order); a lone event
   // is a frame of one.
   const events = message.type === "events" ? message.events || [] : [message];
