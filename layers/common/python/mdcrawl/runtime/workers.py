@@ -211,7 +211,8 @@ def process_deps(stores: LocalStores) -> ProcessDeps:
     space of the whole site on every re-crawl. A page's record, counters and event go in
     one SQLite transaction."""
     s = stores
-    return ProcessDeps(s.blobs, s.pages, s.jobs, s.events, s.clock, job_copy=False, batch=s.db.batch)
+    batch = s.db.batch
+    return ProcessDeps(s.blobs, s.pages, s.jobs, s.events, s.clock, job_copy=False, batch=batch)
 
 
 def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
