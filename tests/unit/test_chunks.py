@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
-from mdcrawl.chunks import chunk_page
+import pytest
+from mdcrawl.adapters.local import FileBlobStore
+from mdcrawl.adapters.local import chunks as local_chunks
+from mdcrawl.adapters.local.chunks import ChunkCache
+from mdcrawl.chunks import chunk_lines, chunk_page, chunks_from_lines
 from mdcrawl.parts import PartPage, parts_index, split_parts
 from mdcrawl.rewrite import iter_lines
 from mdcrawl.tokens import estimate_tokens
@@ -85,3 +91,33 @@ def test_a_page_larger_than_a_part_is_cut_at_headings_and_a_huge_fence_between_l
     text = "".join(p.text for p in parts)
     assert all(f"line {i} of a very long listing" in text for i in range(400))
     assert text.count("```text\n") > 2  # the listing's fence re-opened in each part it spans
+
+
+def test_chunk_lines_read_back_as_the_same_chunks() -> None:
+    odd = "# Odd\n\nA line\u2028separator and a next\u0085line inside one paragraph.\n"
+    chunks = chunk_page(PAGE, "https://h/guide.html", "Guide") + chunk_page(odd, "u", "Odd")
+    data = chunk_lines(chunks)
+    assert data.decode().count("\n") == len(chunks)
+    assert [json.loads(line) for line in data.decode().split("\n")[:-1]] == [
+        c.to_dict() for c in chunks
+    ]
+    assert chunks_from_lines(data) == chunks
+
+
+def test_a_page_is_chunked_once_then_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ChunkCache(FileBlobStore(tmp_path))
+    made: list[str] = []
+    monkeypatch.setattr(
+        local_chunks,
+        "chunk_page",
+        lambda md, url, title: made.append(url) or chunk_page(md, url, title),
+    )
+    cache.prepare("https://h/guide.html", "Guide", PAGE)
+    cache.prepare("https://h/guide.html", "Guide", PAGE)
+    lines = cache.lines("https://h/guide.html", "Guide", PAGE)
+    assert made == ["https://h/guide.html"]
+    assert lines == chunk_lines(chunk_page(PAGE, "https://h/guide.html", "Guide"))
+    assert cache.chunks("https://h/guide.html", "Other title", PAGE)[0].title == "Other title"
+    assert made == ["https://h/guide.html"] * 2  # another title: other chunks

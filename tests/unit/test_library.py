@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
-from mdcrawl.library import Library, LibraryPage, Snapshot, changes_md
+from mdcrawl.chunks import Chunk
+from mdcrawl.library import Library, LibraryPage, Snapshot, changes_md, store
 from mdcrawl.library.query import fts_query
 from mdcrawl.library.record import site_of
 from mdcrawl.library.sections import section_of
+from mdcrawl.library.store import chunked
 from mdcrawl.urls import in_scope, scope_for
 from mdcrawl.versions import version_info, version_label
 
@@ -136,3 +139,63 @@ def test_sibling_versions_and_locales_stay_out_of_a_versioned_crawl() -> None:
     assert not in_scope("https://h.org/fr/latest/api/fs.html", scope)
     widened = scope_for("https://h.org/en/latest/", include=["/**"])  # globs only narrow
     assert not in_scope("https://h.org/en/3.2/index.html", widened)
+
+
+class _CountingChunker:
+    """The library's chunker, noting which pages it was asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, page: LibraryPage) -> list[Chunk]:
+        self.asked.append(page.url)
+        return chunked(page)
+
+
+def _chunk_rows(library: Library) -> list[tuple[int, str, str]]:
+    with sqlite3.connect(library.path) as db:
+        return db.execute("SELECT rowid, url, body FROM chunks ORDER BY rowid").fetchall()
+
+
+def test_an_unchanged_recrawl_indexes_nothing_again(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(at=1000.0), PAGES)
+    before = _chunk_rows(library)
+    again = _CountingChunker()
+    stored, changes = library.record(_snapshot(at=2000.0), PAGES, again)
+    assert again.asked == [] and _chunk_rows(library) == before
+    assert changes.unchanged == len(PAGES)
+    hits = library.search("read timeout bytes", version="latest")
+    assert hits[0].link == ROOT + "timeouts.html#read-timeout"
+    assert (hits[0].site, hits[0].version) == (stored.site, stored.version)
+
+
+def test_a_recrawl_indexes_only_the_pages_that_changed(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(at=1000.0), PAGES)
+    library.record(_snapshot("2.0"), PAGES)  # another version: never touched below
+    edited = LibraryPage(PAGES[1].url, "Timeouts", "# Timeouts\n\nNo read timeout any more.\n")
+    retitled = LibraryPage(PAGES[2].url, "Proxy settings", PAGES[2].markdown)
+    chunker = _CountingChunker()
+    library.record(_snapshot(at=2000.0), [PAGES[0], edited, retitled], chunker)
+    assert chunker.asked == [edited.url, retitled.url]
+    latest = library.search("timeout", version="latest")
+    assert [h.url for h in latest] == [edited.url]  # the old sections are gone
+    assert "Proxy settings" in {h.title for h in library.search("environment", version="latest")}
+    assert len(library.search("bytes", version="2.0")) == 1
+    now = [PAGES[0], edited, retitled]
+    expected = [c.text for page in [*PAGES, *now] for c in chunked(page)]  # 2.0's, latest's
+    assert sorted(body for _, _, body in _chunk_rows(library)) == sorted(expected)
+
+
+def test_new_chunking_code_indexes_every_page_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(at=1000.0), PAGES)
+    monkeypatch.setattr(store, "chunking_digest", lambda: "another chunker")
+    chunker = _CountingChunker()
+    library.record(_snapshot(at=2000.0), PAGES, chunker)
+    assert chunker.asked == [p.url for p in PAGES]
+    indexed = sorted(body for _, _, body in _chunk_rows(library))
+    assert indexed == sorted(c.text for page in PAGES for c in chunked(page))  # once, not twice

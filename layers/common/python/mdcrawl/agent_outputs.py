@@ -13,11 +13,10 @@ apart from the opener.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 
 from .assemble import OutputOpener
-from .chunks import chunk_page
+from .chunks import chunk_lines, chunk_page
 from .llms import site_name
 from .models import Job, PageRecord, PageStatus
 from .order import reading_order
@@ -26,6 +25,9 @@ from .rewrite import headings
 
 LLMS_FULL = "llms-full.txt"
 CHUNKS = "chunks.jsonl"
+# (url, title, page markdown) -> the page's chunks.jsonl lines; locally a cache of the
+# lines the pool workers made (adapters/local/chunks.py), so no page is chunked twice.
+ChunkLines = Callable[[str, str, str], bytes]
 
 
 def write_agent_outputs(
@@ -34,8 +36,10 @@ def write_agent_outputs(
     read_markdown: Callable[[str], str],
     open_output: OutputOpener,
     max_tokens: int | None = None,
+    page_chunks: ChunkLines | None = None,
 ) -> tuple[str, ...]:
     """Write the files above; returns their names."""
+    page_chunks = page_chunks or chunked
     ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
     name = site_name(ordered, job.url)
     written = [LLMS_FULL, CHUNKS]
@@ -44,9 +48,7 @@ def write_agent_outputs(
         full.write(f"# {name}\n\n> {len(ordered)} pages crawled from {job.url}\n\n".encode())
         for page in _pages(ordered, read_markdown):
             full.write(framed(page.markdown, page.url).encode("utf-8"))
-            for chunk in chunk_page(page.markdown, page.url, page.title):
-                line = json.dumps(chunk.to_dict(), ensure_ascii=False)
-                chunks.write(f"{line}\n".encode())
+            chunks.write(page_chunks(page.url, page.title, page.markdown))
     if max_tokens:
         parts = split_parts(list(_pages(ordered, read_markdown)), max_tokens, name)
         for part in parts:
@@ -60,6 +62,11 @@ def agent_output_names(max_tokens: int | None) -> dict[str, str]:
     """Result kinds (``result_keys``) of these outputs → their names."""
     names = {"llms_full": LLMS_FULL, "chunks": CHUNKS}
     return {**names, "parts": PARTS_INDEX} if max_tokens else names
+
+
+def chunked(url: str, title: str, markdown: str) -> bytes:
+    """The page's chunks.jsonl lines, made now."""
+    return chunk_lines(chunk_page(markdown, url, title))
 
 
 def page_markdown(record: PageRecord, markdown: str) -> str:

@@ -13,9 +13,10 @@ opened at the right place. Pure functions: no I/O.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from .rewrite import Slugger, iter_lines, plain_text
 from .tokens import estimate_tokens
@@ -41,9 +42,33 @@ class Chunk:
         return f"{self.url}#{self.anchor}" if self.anchor else self.url
 
     def to_dict(self) -> dict[str, object]:
-        data = asdict(self)
-        data["heading_path"] = list(self.heading_path)
-        return data
+        # Spelled out, not dataclasses.asdict (which deep-copies every field: a third of
+        # writing chunks.jsonl); the keys in field order, as the file has always had them.
+        return {
+            "url": self.url,
+            "title": self.title,
+            "heading_path": list(self.heading_path),
+            "anchor": self.anchor,
+            "text": self.text,
+            "tokens": self.tokens,
+            "position": self.position,
+        }
+
+
+def chunk_lines(chunks: Iterable[Chunk]) -> bytes:
+    """The chunks as ``chunks.jsonl`` holds them: one JSON object a line."""
+    return "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks).encode()
+
+
+def chunks_from_lines(data: bytes) -> list[Chunk]:
+    """``chunk_lines`` read back (split at newlines only: a JSON string never holds one,
+    but may hold U+2028 or U+0085, which ``splitlines`` would also cut at)."""
+    chunks = []
+    for line in data.decode("utf-8").split("\n")[:-1]:
+        fields = json.loads(line)
+        fields["heading_path"] = tuple(fields["heading_path"])
+        chunks.append(Chunk(**fields))
+    return chunks
 
 
 @dataclass

@@ -1,11 +1,12 @@
 """A page's stored markdown, whichever way the process step kept it.
 
 - The job's own copy: ``jobs/{id}/pages/<hash>.md``, its element ids beside it in
-  ``<hash>.anchors.json`` (the local runtime).
+  ``<hash>.anchors.json`` (``mdcrawl serve``; every runtime for a page converted at
+  finalize).
 - The markdown cache's document itself (``cache/markdown/...json``: the converted page,
   markdown and anchors in one JSON object), which the job's record points at instead of
   copying it (AWS: a fresh page then costs one S3 PUT for its markdown, a cached one
-  none).
+  none; ``mdcrawl crawl``: no file written per page and job).
 
 Readers (finalize, the api's pages zip) go through these two functions only.
 """

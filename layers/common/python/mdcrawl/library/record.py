@@ -14,7 +14,7 @@ from ..pipeline.finalize import without_duplicates
 from ..urls import scope_for
 from ..versions import version_info, version_label
 from .changes import Changes, changes_md
-from .store import Library, LibraryPage, Snapshot
+from .store import Chunker, Library, LibraryPage, Snapshot, chunked
 
 CHANGES = "changes.md"
 
@@ -44,9 +44,11 @@ def record_crawl(
     read_markdown: Callable[[str], str],
     out_dir: Path | None,
     label: str | None = None,
+    chunker: Chunker = chunked,
 ) -> Recorded:
     """Store the job's ok pages (reading order) as a snapshot; write ``changes.md`` into
-    ``out_dir`` when one is given."""
+    ``out_dir`` when one is given. ``chunker`` gives a page's chunks (locally: the ones
+    its pool worker made)."""
     kept = [r for r in without_duplicates(list(records)) if r.status is PageStatus.OK]
     pages = [
         LibraryPage(r.url, r.title or r.url, page_markdown(r, read_markdown(r.markdown_key or "")))
@@ -64,7 +66,7 @@ def record_crawl(
         0,
         str(out_dir or ""),
     )
-    stored, changes = library.record(snapshot, pages)
+    stored, changes = library.record(snapshot, pages, chunker)
     if out_dir is not None:
         (out_dir / CHANGES).write_text(changes_md(changes), encoding="utf-8")
     return Recorded(stored, changes)

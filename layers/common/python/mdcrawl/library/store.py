@@ -8,7 +8,11 @@ the cache folder, with its pages' markdown and a full-text index of their chunks
 - ``texts``: page markdown by sha256, shared by every snapshot that has the same page.
 - ``pages``: (snapshot, url) → title, text hash, tokens, reading position.
 - ``chunks``: an FTS5 table (BM25 ranking, Porter stemming) of the current snapshots'
-  chunks (``mdcrawl.chunks``); a superseded snapshot's chunks are dropped.
+  chunks (``mdcrawl.chunks``). A page whose URL, title and markdown are those it had in
+  the (site, version)'s previous snapshot keeps the chunks indexed then (their
+  ``snapshot`` column names that earlier snapshot of the same site and version): a
+  re-crawl indexes only what changed. The other chunks of a superseded snapshot are
+  dropped.
 
 One connection per thread, opened on first use: the library is shared by the CLI,
 ``mdcrawl mcp`` and ``serve``, possibly at once (WAL lets readers go on while a crawl is
@@ -23,11 +27,12 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..chunks import chunk_page
+from ..adapters.local.chunks import chunking_digest
+from ..chunks import Chunk, chunk_page
 from ..tokens import estimate_tokens
 from .changes import Changes, PageState, compare, page_diff
 from .query import fts_query
@@ -52,6 +57,7 @@ CREATE TABLE IF NOT EXISTS pages (
     snapshot INTEGER NOT NULL, url TEXT NOT NULL, title TEXT NOT NULL, hash TEXT NOT NULL,
     tokens INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (snapshot, url));
 CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5 (
     title, headings, body, where_, scope, url UNINDEXED, anchor UNINDEXED, path UNINDEXED,
     snapshot UNINDEXED, tokenize = 'porter unicode61');
@@ -63,6 +69,14 @@ class LibraryPage:
     url: str
     title: str
     markdown: str
+
+
+# A page's chunks (default: chunk_page now; locally the ones its pool worker made).
+Chunker = Callable[[LibraryPage], Sequence[Chunk]]
+
+
+def chunked(page: LibraryPage) -> list[Chunk]:
+    return chunk_page(page.markdown, page.url, page.title)
 
 
 @dataclass(frozen=True)
@@ -140,9 +154,11 @@ class Library:
         self,
         snapshot: Snapshot,
         pages: Sequence[LibraryPage],
+        chunker: Chunker = chunked,
     ) -> tuple[Snapshot, Changes]:
         """Store a finished crawl as the current snapshot of its (site, version) and say
-        what changed since the site's previous snapshot. ``snapshot.id`` is ignored."""
+        what changed since the site's previous snapshot. ``snapshot.id`` is ignored;
+        ``chunker`` is asked only for pages whose chunks are not indexed already."""
         states = [PageState(p.url, p.title, _hash(p.markdown)) for p in pages]
         tokens = sum(estimate_tokens(p.markdown) for p in pages)
         with self._db() as db:
@@ -170,7 +186,7 @@ class Library:
                 }
             )
             _store_pages(db, stored.id, pages, states)
-            _replace_chunks(db, stored, pages)
+            _replace_chunks(db, stored, pages, states, chunker)
             before = _states(db, previous.id) if previous else None
         changes = compare(
             stored.site,
@@ -201,13 +217,16 @@ class Library:
         if not match:
             return []
         snapshots = self.snapshots()
-        current = {s.id: s for s in snapshots if _wanted(s, site, version)}
-        if not current:
+        wanted = [s for s in snapshots if _wanted(s, site, version)]
+        if not wanted:
             return []
-        if len(current) < len(snapshots):  # narrowed: only chunks of these snapshots
-            scopes = " OR ".join(f'"s{i}"' for i in current)
-            match = f"({match}) AND scope : ({scopes})"
         with self._db() as db:
+            # a chunk names the snapshot that indexed it: the current one or an earlier
+            # one of the same (site, version), whose chunks for unchanged pages it kept
+            owner = _owners(db, wanted)
+            if len(wanted) < len(snapshots):  # narrowed: only chunks of these snapshots
+                scopes = " OR ".join(f'"s{i}"' for i in owner)
+                match = f"({match}) AND scope : ({scopes})"
             rows = db.execute(
                 f"SELECT snapshot, url, title, path, anchor, body, bm25(chunks, {_weights()})"
                 " AS score FROM chunks WHERE chunks MATCH ? ORDER BY score LIMIT ?",
@@ -215,8 +234,8 @@ class Library:
             ).fetchall()
         return [
             Hit(
-                current[s].site,
-                current[s].version,
+                owner[s].site,
+                owner[s].version,
                 url,
                 title,
                 tuple(json.loads(path)),
@@ -318,6 +337,13 @@ def _latest(db: sqlite3.Connection, site: str) -> Snapshot | None:
     return Snapshot(*row) if row else None
 
 
+def _owners(db: sqlite3.Connection, current: Sequence[Snapshot]) -> dict[int, Snapshot]:
+    """Every snapshot id of the ``current`` snapshots' (site, version)s -> the current one."""
+    by_edition = {(s.site, s.version): s for s in current}
+    rows = db.execute("SELECT id, site, version FROM snapshots").fetchall()
+    return {i: by_edition[(site, v)] for i, site, v in rows if (site, v) in by_edition}
+
+
 def _site_named(db: sqlite3.Connection, site: str) -> str | None:
     """An exact site name, else the one site whose name contains ``site``."""
     names = [r[0] for r in db.execute("SELECT DISTINCT site FROM snapshots")]
@@ -344,13 +370,26 @@ def _store_pages(
     )
 
 
-def _replace_chunks(db: sqlite3.Connection, stored: Snapshot, pages: Sequence[LibraryPage]) -> None:
-    """Drop the chunks of the (site, version)'s older snapshots; index the new one's."""
-    older = db.execute(
-        "SELECT id FROM snapshots WHERE site = ? AND version = ? AND id < ?",
-        (stored.site, stored.version, stored.id),
-    ).fetchall()
-    db.executemany("DELETE FROM chunks WHERE snapshot = ?", older)
+def _replace_chunks(
+    db: sqlite3.Connection,
+    stored: Snapshot,
+    pages: Sequence[LibraryPage],
+    states: list[PageState],
+    chunker: Chunker,
+) -> None:
+    """Index the new snapshot's chunks: a page unchanged since the (site, version)'s
+    previous snapshot keeps its indexed chunks; the others' old chunks are dropped and
+    their new ones indexed."""
+    older = [
+        row[0]
+        for row in db.execute(
+            "SELECT id FROM snapshots WHERE site = ? AND version = ? AND id < ?",
+            (stored.site, stored.version, stored.id),
+        )
+    ]
+    same_code = _same_chunking(db, stored)
+    kept = _unchanged(db, older[-1], states) if older and same_code else set()
+    _drop_chunks(db, older, kept)
     db.executemany(
         "INSERT INTO chunks (title, headings, body, where_, scope, url, anchor, path, snapshot)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -367,8 +406,42 @@ def _replace_chunks(db: sqlite3.Connection, stored: Snapshot, pages: Sequence[Li
                 stored.id,
             )
             for page in pages
-            for c in chunk_page(page.markdown, page.url, page.title)
+            if page.url not in kept
+            for c in chunker(page)
         ),
+    )
+
+
+def _same_chunking(db: sqlite3.Connection, stored: Snapshot) -> bool:
+    """Were the (site, version)'s indexed chunks made by this chunking code? (Notes that
+    they are, from now on.)"""
+    key = f"chunking {stored.site} {stored.version}"
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, chunking_digest()))
+    return row is not None and row[0] == chunking_digest()
+
+
+def _unchanged(db: sqlite3.Connection, previous: int, states: list[PageState]) -> set[str]:
+    """URLs whose title and markdown are what the ``previous`` snapshot had (once each:
+    a URL listed twice is indexed again, as it always was)."""
+    before = set(_states(db, previous))
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state.url] = counts.get(state.url, 0) + 1
+    return {s.url for s in states if s in before and counts[s.url] == 1}
+
+
+def _drop_chunks(db: sqlite3.Connection, older: list[int], kept: set[str]) -> None:
+    """Drop the chunks of the older snapshots but those of the ``kept`` URLs (one scan,
+    then deletes by rowid)."""
+    if not older:
+        return
+    marks = ", ".join("?" * len(older))
+    rows = db.execute(
+        f"SELECT rowid, url FROM chunks WHERE snapshot IN ({marks})", older
+    ).fetchall()
+    db.executemany(
+        "DELETE FROM chunks WHERE rowid = ?", [(rowid,) for rowid, url in rows if url not in kept]
     )
 
 

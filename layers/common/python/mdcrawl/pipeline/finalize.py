@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .. import stored
-from ..agent_outputs import agent_output_names, write_agent_outputs
+from ..agent_outputs import ChunkLines, agent_output_names, write_agent_outputs
 from ..assemble import (
     DOCS,
     LLMS,
@@ -66,10 +66,12 @@ def finalize(
     open_output: OutputOpener,
     output_key: Callable[[str], str] | None = None,
     memo: OutputMemo | None = None,
+    page_chunks: ChunkLines | None = None,
 ) -> str:
     """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
     each ended up (blob keys by default) for ``result_keys``; ``memo`` skips an assembly
-    whose inputs have not changed since the last one."""
+    whose inputs have not changed since the last one; ``page_chunks`` gives each page's
+    chunks.jsonl lines (default: chunked as they are written)."""
     job = get_job(job_id, deps.jobs)
     if job.status.terminal:
         return DONE
@@ -84,7 +86,7 @@ def finalize(
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = memo.reuse(job, records) if memo is not None else None
     if result is None:
-        result = _assemble(job, records, deps.blobs, open_output)
+        result = _assemble(job, records, deps.blobs, open_output, page_chunks)
         if memo is not None:
             memo.remember(job, records, result)
     locate = output_key or (lambda name: job_key(job_id, name))
@@ -112,11 +114,15 @@ def finalize(
 
 
 def _assemble(
-    job: Job, records: list[PageRecord], blobs: BlobStore, open_output: OutputOpener
+    job: Job,
+    records: list[PageRecord],
+    blobs: BlobStore,
+    open_output: OutputOpener,
+    page_chunks: ChunkLines | None = None,
 ) -> AssembledResult:
     read = lambda key: _read_markdown(blobs, key)  # noqa: E731
     result = write_outputs(job, records, read, open_output, lambda key: _read_anchors(blobs, key))
-    write_agent_outputs(job, records, read, open_output, job.options.max_tokens)
+    write_agent_outputs(job, records, read, open_output, job.options.max_tokens, page_chunks)
     return result
 
 

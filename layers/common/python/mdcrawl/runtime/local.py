@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
+from .. import stored
 from ..adapters.local import LocalStores, open_local_stores
+from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..fetch import HttpxFetcher
 from ..library import Library
@@ -35,10 +37,10 @@ from ..pipeline.crawl import CrawlDeps
 from ..pipeline.finalize import FinalizeDeps, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
-from ..pipeline.process import ProcessDeps, process_page
+from ..pipeline.process import process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..urls import scope_for, validate_start_url
-from .workers import LocalInvoker, process_pool
+from .workers import LocalInvoker, process_deps, process_pool
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("mdcrawl-out")
@@ -167,14 +169,7 @@ async def _crawl(
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
                 workers,
-                ProcessDeps(
-                    stores.blobs,
-                    stores.pages,
-                    stores.jobs,
-                    stores.events,
-                    stores.clock,
-                    stores.db.batch,
-                ),
+                process_deps(stores),
             )
             for page in recover_unrecorded(
                 job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
@@ -212,7 +207,7 @@ async def _report(job_id: str, stores: LocalStores, reporter: Reporter) -> None:
 def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     """Process in this process whatever the pool left undone (a worker died), then
     assemble the outputs; fail the job if records are still missing."""
-    deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
+    deps = process_deps(stores)
     for page in recover_unrecorded(
         job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
     ):
@@ -228,7 +223,8 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     # stands as it is (an unchanged re-crawl): then nothing but the manifest is written.
     memo = FileOutputMemo(stores.blobs, out_dir)
     opener = memo.opener(lambda name: _open_output(out_dir, name))
-    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo)
+    chunks = ChunkCache(stores.blobs)  # made by the pool workers: no page chunked twice
+    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo, chunks.lines)
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
@@ -251,8 +247,10 @@ def _record(
     pages = stores.pages.list(job.job_id)
     if job.options.prefer_native:
         pages = with_native_twins(pages, stores.blobs)
-    read = lambda key: (stores.blobs.get(key) or b"").decode("utf-8") if key else ""  # noqa: E731
-    return record_crawl(Library(root), job, pages, read, out_dir, label)
+    read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
+    cache = ChunkCache(stores.blobs)
+    chunker = lambda page: cache.chunks(page.url, page.title, page.markdown)  # noqa: E731
+    return record_crawl(Library(root), job, pages, read, out_dir, label, chunker)
 
 
 @contextlib.contextmanager

@@ -17,9 +17,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 
-from ..adapters.local import LocalStores, open_local_stores
+from .. import stored
+from ..adapters.local import FileBlobStore, LocalStores, open_local_stores
+from ..adapters.local.chunks import ChunkCache
+from ..agent_outputs import page_markdown
 from ..convert import convert_html
-from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord
+from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageStatus
+from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.fetching import body_key
 from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
@@ -200,17 +204,37 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def process_deps(stores: LocalStores) -> ProcessDeps:
+    """The process step's ports in the local runtime. A record points at the markdown
+    cache's document (``job_copy=False``, as on AWS): the markdown is in the cache anyway,
+    so a copy per job only cost two file writes a page, fresh or cached, and the disk
+    space of the whole site on every re-crawl. A page's record, counters and event go in
+    one SQLite transaction."""
+    s = stores
+    batch = s.db.batch
+    return ProcessDeps(s.blobs, s.pages, s.jobs, s.events, s.clock, job_copy=False, batch=batch)
+
+
 def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
     stores = _worker_stores
     assert stores is not None, "worker used without its initializer"
-    deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
-    return read_fetched(fetched, deps)
+    return read_fetched(fetched, process_deps(stores))
 
 
 def _process_in_worker(page: CrawledPage) -> PageRecord:
     stores = _worker_stores
     assert stores is not None, "worker used without its initializer"
-    deps = ProcessDeps(
-        stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock, stores.db.batch
-    )
-    return process_page(page, deps)
+    record = process_page(page, process_deps(stores))
+    _chunk(record, stores.blobs)
+    return record
+
+
+def _chunk(record: PageRecord, blobs: FileBlobStore) -> None:
+    """The page's chunks, made here, in parallel with the crawl, for finalize's
+    chunks.jsonl and the library alike (``adapters/local/chunks.py``). A page still
+    waiting for the site's template is chunked when finalize converts it."""
+    if record.status is not PageStatus.OK or record.template == templating.DEFERRED:
+        return
+    markdown = stored.read_markdown(blobs, record.markdown_key or "")
+    title = record.title or record.url
+    ChunkCache(blobs).prepare(record.url, title, page_markdown(record, markdown))
