@@ -93,16 +93,68 @@ def learn_template(
 
 
 def page_title(root: HtmlElement, region: HtmlElement, url: str) -> str:
-    """The region's h1, else <title> without its site suffix, else the URL's last part."""
-    for h1 in region.iter("h1"):
-        text = _one_line(h1.text_content())
-        if text:
-            return text
+    """The region's h1; else the page's own name as the region opens with it (its first
+    heading, or a caption line) where <title> holds it too ("1 Build" in "Build (SBCL
+    Internals)": <title> adds the site's name); else <title> without its site suffix,
+    else the URL's last part. Several h1s are the page's sections (Haddock), not its
+    name: then the first h1 is only a fallback."""
+    h1s = [t for t in (_one_line(h.text_content()) for h in region.iter("h1")) if t]
+    if len(h1s) == 1:
+        return h1s[0]
     title = _one_line(root.findtext(".//title") or "")
+    named = _opening_name(region, title)
+    if named:
+        return named
     match = _TITLE_SUFFIX.match(title)
-    if match:
-        return match.group(1)
-    return title or url.rstrip("/").rsplit("/", 1)[-1] or url
+    if match and match.group(1).count("(") <= match.group(1).count(")"):
+        return match.group(1)  # not a cut inside brackets: "Name (Index - J)"
+    return title or (h1s[0] if h1s else "") or url.rstrip("/").rsplit("/", 1)[-1] or url
+
+
+_SECTION_NUMBER = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)*\.?\s+(?=\w)")
+_OPENING_MAX = 80  # characters: a longer line is a sentence, not a name
+
+
+def _opening_name(region: HtmlElement, title: str) -> str:
+    """The region's first heading, or its first line of text when that is a short
+    paragraph, if the <title> holds its words (section number aside) in a row."""
+    if not title:
+        return ""
+    words = _title_words(title)
+    first_block = _first_text_block(region)
+    opening = first_block if first_block is not None and first_block.tag == "p" else None
+    for candidate in (next(region.iter(*_HEADINGS), None), opening):
+        if candidate is None:
+            continue
+        text = _one_line(candidate.text_content())
+        name = _title_words(_SECTION_NUMBER.sub("", text))
+        if text and len(text) <= _OPENING_MAX and name and _holds(words, name):
+            return text
+    return ""
+
+
+def _first_text_block(region: HtmlElement) -> HtmlElement | None:
+    """The first block of text the region shows (a leaf: no text block inside it)."""
+    for element in region.iter(*_TEXT_BLOCKS):
+        if element is region or not _one_line(element.text_content()):
+            continue
+        inner = (e for e in element.iter(*_TEXT_BLOCKS) if e is not element)
+        if next((e for e in inner if _one_line(e.text_content())), None) is None:
+            return element
+    return None
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_TEXT_BLOCKS = ("p", "div", "li", "td", "th", "dt", "dd", "pre", "table", *_HEADINGS)
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def _title_words(text: str) -> list[str]:
+    return _TITLE_WORD.findall(text.casefold())
+
+
+def _holds(words: list[str], run: list[str]) -> bool:
+    return any(words[i : i + len(run)] == run for i in range(len(words) - len(run) + 1))
 
 
 def page_description(root: HtmlElement, region: HtmlElement) -> str:
@@ -127,6 +179,8 @@ def with_heading(markdown: str, title: str) -> str:
     first, _, rest = markdown.partition("\n")
     if re.fullmatch(r"#{2,6} (.+)", first) and _plain(first.lstrip("#")) == _plain(title):
         return f"# {_one_line(first.lstrip('#'))}\n{rest}"
+    if _plain(first) == _plain(title) and not rest[:1].strip():
+        return f"# {title}\n{rest}"  # a caption line naming the page ("Index - J")
     # The page's own h1 after a kicker ("Package x", a breadcrumb line): lift it to the top.
     lines = markdown.split("\n")
     for i, line in enumerate(lines):
