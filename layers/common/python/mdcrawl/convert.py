@@ -117,18 +117,20 @@ _OPENING_MAX = 80  # characters: a longer line is a sentence, not a name
 
 def _opening_name(region: HtmlElement, title: str) -> str:
     """The region's first heading, or its first line of text when that is a short
-    paragraph, if the <title> holds its words (section number aside) in a row."""
+    paragraph, if it is a whole part of the <title> (its words in a row, between the
+    title's punctuation or ends: "Build" in "Build (SBCL Internals)", "Index - J" in
+    "pkg: … (Index - J)", never "Macros" in "LMDB: Version Macros")."""
     if not title:
         return ""
-    words = _title_words(title)
+    words, bounded = _title_parts(title)
     first_block = _first_text_block(region)
     opening = first_block if first_block is not None and first_block.tag == "p" else None
     for candidate in (next(region.iter(*_HEADINGS), None), opening):
         if candidate is None:
             continue
         text = _one_line(candidate.text_content())
-        name = _title_words(_SECTION_NUMBER.sub("", text))
-        if text and len(text) <= _OPENING_MAX and name and _holds(words, name):
+        name = _TITLE_WORD.findall(_SECTION_NUMBER.sub("", text).casefold())
+        if text and len(text) <= _OPENING_MAX and name and _holds(words, bounded, name):
             return text
     return ""
 
@@ -149,12 +151,24 @@ _TEXT_BLOCKS = ("p", "div", "li", "td", "th", "dt", "dd", "pre", "table", *_HEAD
 _TITLE_WORD = re.compile(r"\w+")
 
 
-def _title_words(text: str) -> list[str]:
-    return _TITLE_WORD.findall(text.casefold())
+def _title_parts(title: str) -> tuple[list[str], list[bool]]:
+    """The title's words, and for each gap (before the first word, between two, after
+    the last) whether it parts the title: an end, or punctuation ("Build (SBCL": yes;
+    "Version Macros": no)."""
+    matches = list(_TITLE_WORD.finditer(title))
+    edges = [0, *(m.end() for m in matches)]
+    starts = [*(m.start() for m in matches), len(title)]
+    gaps = [title[a:b] for a, b in zip(edges, starts, strict=True)]
+    bounded = [i in (0, len(matches)) or bool(gap.strip()) for i, gap in enumerate(gaps)]
+    return [m.group(0).casefold() for m in matches], bounded
 
 
-def _holds(words: list[str], run: list[str]) -> bool:
-    return any(words[i : i + len(run)] == run for i in range(len(words) - len(run) + 1))
+def _holds(words: list[str], bounded: list[bool], run: list[str]) -> bool:
+    size = len(run)
+    return any(
+        words[i : i + size] == run and bounded[i] and bounded[i + size]
+        for i in range(len(words) - size + 1)
+    )
 
 
 def page_description(root: HtmlElement, region: HtmlElement) -> str:
@@ -174,6 +188,9 @@ def page_description(root: HtmlElement, region: HtmlElement) -> str:
 def with_heading(markdown: str, title: str) -> str:
     """Make the page start with an h1: keep the region's own, else add one from the title."""
     if markdown.startswith("# "):
+        first = markdown.partition("\n")[0]
+        if _plain(first[2:]) != _plain(title) and _h1_count(markdown) > 1:
+            return f"# {title}\n\n{markdown}"  # the h1s are sections: the title tops them
         return markdown
     # mdBook and others open a page with an h2: that heading is the page's title.
     first, _, rest = markdown.partition("\n")
@@ -194,6 +211,17 @@ def with_heading(markdown: str, title: str) -> str:
             break  # a heading of no words ("## —", a rule drawn as one) is still a kicker
     heading = f"# {title}"
     return f"{heading}\n\n{markdown}" if markdown else heading
+
+
+def _h1_count(markdown: str) -> int:
+    """h1 lines outside code blocks."""
+    count, fenced = 0, False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            count += 1
+    return count
 
 
 def _plain(text: str) -> str:
