@@ -130,10 +130,11 @@ def test_permalink_glyphs_beside_signatures_go_and_their_ids_stay():
     md = render(
         "<h1>M</h1><p class='src'><a id='v:f'>f</a> :: Int <a href='#v:f'>#</a></p>"
         "<dl><dt id='g'>g(x)<a class='link' href='#g'>¶</a></dt><dd>Does g.</dd></dl>"
-        "<p>See <a href='#v:f'>f</a>.</p>"
+        "<p>See <a href='#v:f'>f</a>, a <a href='#g'>link</a>.</p>"
     )
     assert "[#]" not in md.text and "¶" not in md.text
-    assert "See [f](https://x.example/docs/page.html#v:f)." in md.text
+    page = "https://x.example/docs/page.html"
+    assert f"See [f]({page}#v:f), a [link]({page}#g)." in md.text  # words, not glyphs
     assert md.anchors["v:f"] == ("M", 0) and md.anchors["g"] == ("M", 0)
 
 

@@ -593,9 +593,14 @@ def _drop_permalinks(region: HtmlElement) -> None:
         parent = anchor.getparent()
         if not href.startswith("#") or parent is None or anchor.find(".//img") is not None:
             continue
-        if is_permalink_glyph(anchor.text_content()):
+        text = anchor.text_content()
+        # a glyph, not a word: "[link](#link) objects" in a sentence is the writer's
+        if is_permalink_glyph(text) and not _WORD_CHAR.search(text):
             move_ids(anchor, parent)
             anchor.drop_tree()
+
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 # Labels of the links a docs page repeats beside each item for the viewer, not the reader:
