@@ -144,8 +144,10 @@ def test_a_source_link_beside_every_item_goes_but_one_in_a_sentence_stays():
         f"<p class='src'>g{k} :: Int <a href='src/M.html#g{k}'>[Source]</a></p>"
         for k in range(3)
     )
-    md = render(f"<h1>M</h1>{items}").text
-    assert "source" not in md.lower()
+    method = "<h4>fn <a href='https://x.example/trait.Error.html#method.source'>source</a>()</h4>"
+    md = render(f"<h1>M</h1>{items}{method}").text
+    named = "fn [source](https://x.example/trait.Error.html#method.source)()"
+    assert named in md and "source" not in md.replace(named, "").lower()
     assert "1.0.2\n" in md + "\n" and "·" not in md  # the separator went with the link
     prose = render("<p>Read the <a href='https://git.example/x'>source</a> for more.</p>").text
     assert prose == "Read the [source](https://git.example/x) for more."

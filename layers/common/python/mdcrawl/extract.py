@@ -620,10 +620,7 @@ def _drop_repeated_affordances(region: HtmlElement) -> None:
     time, is the viewer's affordance (like a permalink), not content. Only when the page
     repeats it (one "source" link in a sentence is the writer's) and never when it is
     all its block holds (a table column of source links is data)."""
-    found = [
-        a for a in region.iter("a")
-        if a.get("href") and _affordance_label(a.text_content()) in AFFORDANCE_LABELS
-    ]  # fmt: skip
+    found = [a for a in region.iter("a") if _is_affordance(a)]
     if len(found) < 2 or len({a.get("href") for a in found}) < 2:
         return
     for anchor in found:
@@ -631,6 +628,16 @@ def _drop_repeated_affordances(region: HtmlElement) -> None:
         if block is None or not _has_other_text(block, anchor):
             continue
         _drop_with_separator(anchor)
+
+
+def _is_affordance(anchor: HtmlElement) -> bool:
+    """Labelled as one, and not an identifier that happens to be the word: a method
+    named ``source`` links to ``…#method.source``, its name in its target."""
+    href = anchor.get("href")
+    if not href:
+        return False
+    label = _affordance_label(anchor.text_content())
+    return label in AFFORDANCE_LABELS and label.replace(" ", "") not in href.lower()
 
 
 def _affordance_label(text: str) -> str:
