@@ -588,10 +588,9 @@ def _drop_permalinks(region: HtmlElement) -> None:
     """A link into the page drawn as a permalink glyph ("#", "¶", "§", or nothing) beside
     a signature or a term, not only in a heading, is the anchor's handle, not content:
     it goes, its ids stay on its parent."""
-    for anchor in list(region.iter("a")):
-        href = (anchor.get("href") or "").strip()
+    for anchor in _SHORT_FRAGMENT_LINKS(region):
         parent = anchor.getparent()
-        if not href.startswith("#") or parent is None or anchor.find(".//img") is not None:
+        if parent is None or anchor.find(".//img") is not None:
             continue
         text = anchor.text_content()
         # a glyph, not a word: "[link](#link) objects" in a sentence is the writer's
@@ -601,6 +600,12 @@ def _drop_permalinks(region: HtmlElement) -> None:
 
 
 _WORD_CHAR = re.compile(r"\w")
+# Links into the page with a label of a few characters at most (a glyph), found in C.
+_SHORT_FRAGMENT_LINKS = lxml.etree.XPath(
+    ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
+)
+# Links whose label could be an affordance's ("[source]", "View source"), found in C.
+_SHORT_LINKS = lxml.etree.XPath(".//a[@href and string-length(normalize-space()) < 16]")
 
 
 # Labels of the links a docs page repeats beside each item for the viewer, not the reader:
@@ -620,7 +625,7 @@ def _drop_repeated_affordances(region: HtmlElement) -> None:
     time, is the viewer's affordance (like a permalink), not content. Only when the page
     repeats it (one "source" link in a sentence is the writer's) and never when it is
     all its block holds (a table column of source links is data)."""
-    found = [a for a in region.iter("a") if _is_affordance(a)]
+    found = [a for a in _SHORT_LINKS(region) if _is_affordance(a)]
     if len(found) < 2 or len({a.get("href") for a in found}) < 2:
         return
     for anchor in found:

@@ -77,6 +77,10 @@ class SiteTemplate:
     menus: frozenset[str] = frozenset()  # words of menus many pages repeat
 
     @cached_property
+    def menu_sizes(self) -> frozenset[int]:
+        return frozenset(int(menu.partition("|")[0]) for menu in self.menus)
+
+    @cached_property
     def id(self) -> str:
         """Identity: a digest of the content, so equal templates have equal ids."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
@@ -363,7 +367,7 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
     while index < len(nodes):
         node = nodes[index]
         placed = node.path in template.paths and _placed_chrome(node)
-        placed = placed or _repeated_menu(node, template.menus)
+        placed = placed or _repeated_menu(node, template)
         solid = _solid(node)
         bar = _link_bar(node) or _fixed_label_bar(node)
         if placed or solid or bar or node.element.tag in _NAVIGATION:
@@ -377,8 +381,11 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
     return found
 
 
-def _repeated_menu(node: _Node, menus: frozenset[str]) -> bool:
-    return bool(menus) and _menu(node) and _menu_text(node) in menus
+def _repeated_menu(node: _Node, template: SiteTemplate) -> bool:
+    """A menu of the template's, found by its number of links before its words."""
+    return (
+        node.anchors in template.menu_sizes and _menu(node) and _menu_text(node) in template.menus
+    )
 
 
 def _menu(node: _Node) -> bool:
@@ -386,8 +393,10 @@ def _menu(node: _Node) -> bool:
 
 
 def _menu_text(node: _Node) -> str:
-    """A menu by its words, wherever it stands (a letter bar A-Z, a section's sidebar)."""
-    return " ".join(_NOT_WORD.sub(" ", node.element.text_content()).lower().split())
+    """A menu by its number of links and its words, wherever it stands (a letter bar
+    A-Z, a section's sidebar)."""
+    words = " ".join(_NOT_WORD.sub(" ", node.element.text_content()).lower().split())
+    return f"{node.anchors}|{words}"
 
 
 def _menus(walked: list[list[_Node]]) -> frozenset[str]:
@@ -405,7 +414,7 @@ def _menus(walked: list[list[_Node]]) -> frozenset[str]:
                 index += 1
         counts.update(found)
     floor = max(MIN_MENU_PAGES, MENU_SHARE * len(walked))
-    return frozenset(text for text, n in counts.items() if n >= floor and text)
+    return frozenset(text for text, n in counts.items() if n >= floor)
 
 
 def _page_index(node: _Node) -> bool:
@@ -479,6 +488,9 @@ def _names_page(node: _Node, title: list[str]) -> bool:
     """A paragraph of a few words, all of them in a row in the page's <title>."""
     if not title or node.element.tag != "p" or not node.parts or node.total > CAPTION_MAX:
         return False
+    first = _WORD.search(node.parts[0])
+    if first is None or first.group(0).casefold() not in title:
+        return False  # most paragraphs: their first word is not the title's
     words = _WORD.findall(node.element.text_content().casefold())
     return bool(words) and any(
         title[i : i + len(words)] == words for i in range(len(title) - len(words) + 1)
