@@ -27,9 +27,10 @@ from typing import Any
 import pytest
 from mdcrawl.names import cap_env
 
-from bench.harness import S3_PUT_CLASS, Harness, Meter, job_summary, start
+from bench.harness import MEMORY_MB, S3_PUT_CLASS, Harness, Meter, job_summary, start
 from tests.support.server import serve_directory
-from tests.support.sfn import offline_stack
+from tests.support.sfn import offline_stack, served_stack
+from tests.support.stream import Subscriber
 
 # us-east-1 list prices (USD).
 PRICES = {
@@ -41,13 +42,8 @@ PRICES = {
     "s3_get": 0.0004 / 1000,  # GET, HEAD and the rest
     "sfn_transition": 0.025 / 1000,
     "apigw_rest_request": 3.50 / 1e6,
-    "apigw_ws_message": 1.00 / 1e6,  # per 32 KB frame; our messages are one frame
+    "apigw_ws_message": 1.00 / 1e6,  # per 32 KB increment of a message (Meter.ws_messages)
     "logs_ingest_gb": 0.50,
-}
-# What infra/pipeline.py gives each function (MB).
-MEMORY_MB = {
-    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 512,
-    "processor": 1769, "fanout": 256,
 }
 LOG_BYTES_PER_INVOCATION = 600  # START/END/REPORT lines plus one structured line
 
@@ -73,16 +69,21 @@ def per_1000(cost: dict[str, float], pages: int) -> dict[str, float]:
     return {k: round(v / max(pages, 1) * 1000, 5) for k, v in cost.items()}
 
 
-def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, Any]) -> dict:
+def run_job(
+    harness: Harness, url: str, latency_ms: float, options: dict[str, Any], watch: bool = False
+) -> dict:
     meter = harness.reset(latency_ms)
     began = time.perf_counter()
     job_id = start(harness.stack, url, **options)
-    with progress_lines(harness, job_id, began):
+    watcher = subscribed(harness.stack, job_id, "watch-live") if watch else None
+    with progress_lines(harness, job_id, began), following(watcher):
         execution = harness.stack.wait(job_id, timeout_s=7200)
     seconds = time.perf_counter() - began
     summary = job_summary(harness.stack, job_id)
-    cost = dollars(meter, summary)
+    cost = dollars(meter, summary)  # before the replay below: a client's, not the job's
+    watched = watch_report(harness.stack, job_id, watcher) if watcher else None
     return {
+        **({"watch": watched} if watched else {}),
         **summary,
         "execution": execution["status"],
         "seconds": round(seconds, 1),
@@ -95,11 +96,12 @@ def run_job(harness: Harness, url: str, latency_ms: float, options: dict[str, An
             "calls": {f"{s}.{o}": n for (s, o), n in sorted(meter.calls.items())},
             "invocations": dict(meter.invocations),
             "billed_ms": dict(meter.billed_ms),
+            "ws_posts": meter.ws_posts,
             "ws_messages": meter.ws_messages,
             "cold_starts": dict(meter.cold_starts),
         },
         "violations": dict(meter.violations),
-        "peak_inflight_per_host": max(meter.peak_inflight.values(), default=0),
+        "peak_inflight_per_host": max(meter.host_peaks().values(), default=0),
     }
 
 
@@ -117,7 +119,7 @@ def progress_lines(
             c = job.counters
             print(f"progress {time.perf_counter() - began:.0f}s {job.status} discovered="
                   f"{c.discovered} crawled={c.crawled} processed={c.processed} "
-                  f"peak_inflight={max(harness.meter.peak_inflight.values(), default=0)}",
+                  f"peak_inflight={max(harness.meter.host_peaks().values(), default=0)}",
                   file=sys.stderr, flush=True)
 
     thread = threading.Thread(target=report, daemon=True)
@@ -126,6 +128,56 @@ def progress_lines(
         yield
     finally:
         stop.set()
+
+
+def subscribed(stack: Any, job_id: str, connection_id: str) -> Subscriber:
+    subscriber = Subscriber(stack, connection_id)
+    if subscriber.connect() != 200:
+        raise RuntimeError("the websocket function refused the API key")
+    subscriber.subscribe(job_id)
+    return subscriber
+
+
+@contextlib.contextmanager
+def following(subscriber: Subscriber | None, every_s: float = 1.0) -> Iterator[None]:
+    """The subscriber reads what reached it every ``every_s`` while the job runs, as a
+    client does (re-subscribing on a gap, when it sees one)."""
+    stop = threading.Event()
+
+    def follow() -> None:
+        while subscriber is not None and not stop.wait(every_s):
+            subscriber.pump(drain=False)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def watch_report(stack: Any, job_id: str, live: Subscriber) -> dict[str, Any]:
+    """What a subscriber saw live during the job against the events table, then a
+    replay of the whole log to a new subscriber (timed: one websocket invocation, plus
+    one per ``resume`` it sent)."""
+    stack.stream.drain()
+    live.pump(drain=False)
+    stored = [e.to_dict() for e in stack.stores.events.after(job_id, 0, 1_000_000)]
+    began = time.perf_counter()
+    late = subscribed(stack, job_id, "watch-replay")
+    replay_s = time.perf_counter() - began
+    late.pump(drain=False)
+    return {
+        "events": len(stored),
+        "live_in_order_gap_free": live.events == stored,
+        "live_resyncs": live.resyncs,
+        "live_frames": live.frames,
+        "replay_complete": late.events == stored,
+        "replay_first_invocation_s": round(replay_s, 2),
+        "replay_frames": late.frames,
+        "replay_resumes": late.resumes,
+    }
 
 
 @contextlib.contextmanager
@@ -150,20 +202,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="the breakdown on stderr")
     parser.add_argument("--fresh-only", action="store_true",
                         help="no second (cached) run: a scale run (python -m bench.bigsite)")
+    parser.add_argument("--watch", action="store_true",
+                        help="a WebSocket subscriber follows the fresh job live, then a new one "
+                             "replays its whole log: the \"watch\" key says what they saw")
+    parser.add_argument("--threads", action="store_true",
+                        help="invocations as threads of this process (moto in-process), not "
+                             "warm worker processes per function (the default)")
     args = parser.parse_args(argv)
     options = {"max_pages": args.max_pages, "concurrency": args.concurrency,
                "budget_s": args.budget_s}
-    with pytest.MonkeyPatch.context() as mp, offline_stack(mp) as stack:
+    build = offline_stack if args.threads else served_stack
+    with pytest.MonkeyPatch.context() as mp, build(mp) as stack:
         # The service's hosted caps (infra config) would refuse a big benchmark job.
         env = stack.runtimes["api"]._environ
         assert env is not None
         env.update({cap_env("max_pages"): str(max(args.max_pages, 2000)),
                     cap_env("budget_s"): str(args.budget_s)})
-        harness = Harness(stack, async_workers=max(16, args.concurrency * 2))
+        harness = Harness(stack, async_workers=max(16, args.concurrency * 2),
+                          processes=not args.threads)
         # The handlers' metrics (Powertools prints EMF lines) go to stderr: stdout
         # carries the one JSON line.
         with harness.installed(mp), target(args) as url, contextlib.redirect_stdout(sys.stderr):
-            fresh = run_job(harness, url, args.latency_ms, options)
+            fresh = run_job(harness, url, args.latency_ms, options, watch=args.watch)
             cached = fresh if args.fresh_only else run_job(harness, url, args.latency_ms, options)
     if args.verbose:
         print(json.dumps({"fresh": fresh, "cached": cached}, indent=1), file=sys.stderr)
@@ -184,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         "limit_violations": {**fresh["violations"], **cached["violations"]},
         "cold_starts_fresh": fresh["units"]["cold_starts"],
         "cold_starts_cached": cached["units"]["cold_starts"],
+        "mode": "threads" if args.threads else "processes",
+        **({"watch": fresh["watch"]} if args.watch else {}),
     }
     print(json.dumps(line))
     return 0 if line["completed"] else 1

@@ -2,236 +2,78 @@
 machine under moto, the real handlers) made to behave like AWS where it matters for
 scale and cost.
 
+- **Execution environments are processes** (``processes=True``, over ``served_stack``:
+  moto as a server on 127.0.0.1, the state machine running in it): each function's
+  invocations run in warm ``python -m bench.worker`` processes of its own
+  (``ProcessPool``). An invocation takes an idle process of its function or starts one
+  (a cold start, counted per process start and billed the INIT CPU time the process
+  measured); processes are reused afterwards, as Lambda reuses environments, and a
+  process that overruns the function's timeout is killed (``Sandbox.Timedout``). The
+  default of ``bench.cost``. Without it (``offline_stack``), invocations are threads of
+  this interpreter and ``Environments`` counts cold starts from ``INIT_MS``: what the
+  e2e tests use, for speed and fault injection.
 - **Async invokes are asynchronous**: an ``Event`` invoke is queued on a pool of
   ``async_workers`` threads and answered 202 at once (moto runs it inline).
 - **Latency per AWS call**: every call a function makes waits ``latency_ms`` first
   (same-region round trips are 5-20 ms; moto answers in well under one).
 - **Limits enforced**: Lambda payloads (6 MB sync request and response, 256 KB async),
   DynamoDB items (400 KB), WebSocket messages (128 KB) are checked on every call and
-  counted as violations (the run goes on, the report shows them).
-- **Billing units as AWS counts them**: DynamoDB capacity from item sizes (1 KB per
-  write unit, plus one per keys-only index entry a write adds, moves or removes; 4 KB
-  per read unit, halved for eventually consistent reads), S3 requests by class, Lambda
-  GB-s per invocation rounded up to the ms (I/O waits included, as Lambda bills them),
-  Step Functions transitions, WebSocket messages.
-- **Per-host in-flight requests** as the crawled site sees them (every crawler
-  invocation shares this process, so one counter sees them all).
+  counted as violations (the run goes on, the report shows them); timeouts end the
+  invocation (processes).
+- **Billing units as AWS counts them** (``bench/meter.py``): DynamoDB capacity from item
+  sizes (1 KB per write unit, plus one per keys-only index entry a write adds, moves or
+  removes; 4 KB per read unit, halved for eventually consistent reads), S3 requests by
+  class, Lambda GB-s per invocation rounded up to the ms (I/O waits included, as Lambda
+  bills them; the processor its own CPU time plus its AWS waits, what it would take with
+  a vCPU of its own), Step Functions transitions, WebSocket messages (in 32 KB
+  increments, as API Gateway meters them: a 96 KiB frame is three). Each worker process
+  counts its own calls and hands the counts over with every answer.
+- **Per-host in-flight requests** as the crawled site sees them: each worker records
+  its requests as intervals on the machine-wide monotonic clock, the parent sweeps them
+  for the peak (in-thread, one live counter).
 
-- **Execution environments and cold starts**: each function has a pool of environments;
-  an invocation with none idle starts one (a cold start, counted per function and billed
-  its INIT time), and gives it back when it ends: as many environments as the function's
-  peak concurrency, reused afterwards, as Lambda does.
-
-Not modelled: separate worker processes per function (invocations are threads of one
-interpreter, so CPU-heavy conversions contend for the GIL: the processor is billed its
-own thread CPU time plus ``latency_ms`` per AWS call, what it would take with a vCPU of
-its own; the others, waiting on I/O, their wall time, which the shared CPU inflates:
-an over-estimate). The crawled site's own latency is whatever the server has.
+Not modelled: the crawled site's own latency is whatever the server has; the machine's
+two shared cores stand in for each environment's vCPU (wall time of I/O-bound functions
+is inflated by the load).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
-import re
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import httpx
 from mdcrawl.adapters.aws.limits import (
-    DYNAMODB_ITEM,
-    LAMBDA_ASYNC_PAYLOAD,
     LAMBDA_SYNC_PAYLOAD,
-    WEBSOCKET_MESSAGE,
 )
-from mdcrawl.adapters.aws.schema import SCHEMAS
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from tests.support.iam import CURRENT_FUNCTION
-from tests.support.sfn import OfflineStack
-
-# Calls the harness makes to watch the run: not part of the bill.
-OBSERVER_CALLS = {("stepfunctions", "DescribeExecution"), ("stepfunctions", "GetExecutionHistory")}
-DDB_READS = {"GetItem", "Query", "Scan", "BatchGetItem"}
-# Functions billed by their own CPU time plus AWS waits rather than wall time (see
-# Harness._timed_invoke): the processor converts HTML, single-threaded.
-CPU_BOUND = {"processor"}
-S3_PUT_CLASS = {
-    "PutObject", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload",
-    "CopyObject", "ListObjectsV2",
-}
-
-
-# --- DynamoDB item sizes, as DynamoDB computes them ---------------------------------
-def attribute_size(value: dict[str, Any]) -> int:
-    ((kind, v),) = value.items()
-    if kind == "S":
-        return len(v.encode())
-    if kind == "N":
-        return math.ceil(len(str(v).lstrip("-").replace(".", "")) / 2) + 1
-    if kind == "B":
-        return len(v)
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind in ("SS", "NS", "BS"):
-        return sum(attribute_size({kind[0]: x}) for x in v)
-    if kind == "L":
-        return 3 + sum(1 + attribute_size(x) for x in v)
-    if kind == "M":
-        return 3 + sum(len(k.encode()) + 1 + attribute_size(x) for k, x in v.items())
-    raise ValueError(kind)
-
-
-def item_size(item: dict[str, Any]) -> int:
-    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
+from bench.meter import (  # noqa: F401 - re-exported: bench.cost and tests use them
+    CPU_BOUND,
+    MEMORY_MB,
+    S3_PUT_CLASS,
+    Meter,
+    ws_billed_messages,
+)
+from tests.support.aws import FAKE_CREDENTIALS, REGION, MotoAws
+from tests.support.sfn import OfflineStack, error_named
 
 
 @dataclass
-class Meter:
-    """Everything one run is billed for, plus the limits it broke."""
-
-    latency_s: float = 0.0
-    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
-    read_units: float = 0.0
-    write_units: float = 0.0
-    write_units_by_table: Counter[str] = field(default_factory=Counter)
-    invocations: Counter[str] = field(default_factory=Counter)
-    billed_ms: Counter[str] = field(default_factory=Counter)
-    violations: Counter[str] = field(default_factory=Counter)
-    ws_messages: int = 0
-    cold_starts: Counter[str] = field(default_factory=Counter)
-    peak_inflight: Counter[str] = field(default_factory=Counter)
-    _inflight: Counter[str] = field(default_factory=Counter)
-    _table_of: dict[str, str] = field(default_factory=dict)
-    _local: threading.local = field(default_factory=threading.local)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    # -- AWS calls ---------------------------------------------------------------
-    def before_call(
-        self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any
-    ) -> None:
-        if CURRENT_FUNCTION.get() is None or context.get("is_presign_request"):
-            return
-        context["mdcrawl_params"] = params
-        service, operation = model.service_model.service_name, model.name
-        if (service, operation) in OBSERVER_CALLS:
-            return
-        self._local.__dict__["calls"] = self._local.__dict__.get("calls", 0) + 1
-        with self._lock:
-            self.calls[(service, operation)] += 1
-            self._check_limits(service, operation, params)
-        if self.latency_s:
-            time.sleep(self.latency_s)
-
-    def after_call(self, model: Any, parsed: Any, context: dict[str, Any], **_: Any) -> None:
-        params = context.get("mdcrawl_params")
-        if params is None or model.service_model.service_name != "dynamodb":
-            return
-        with self._lock:
-            before = self.write_units
-            self._capacity(model.name, params, parsed)
-            table = self._table_of.get(params.get("TableName", ""), "batch")
-            if self.write_units > before:
-                self.write_units_by_table[str(table)] += self.write_units - before
-
-    def _check_limits(self, service: str, operation: str, params: dict[str, Any]) -> None:
-        if service == "dynamodb" and operation == "PutItem":
-            if item_size(params["Item"]) > DYNAMODB_ITEM:
-                self.violations["dynamodb item over 400 KB"] += 1
-        elif service == "lambda" and operation == "Invoke":
-            size = len(params.get("Payload") or b"")
-            limit = LAMBDA_ASYNC_PAYLOAD if params.get("InvocationType") == "Event" else (
-                LAMBDA_SYNC_PAYLOAD)
-            if size > limit:
-                self.violations[f"lambda {params.get('InvocationType')} payload"] += 1
-        elif service == "apigatewaymanagementapi" and operation == "PostToConnection":
-            self.ws_messages += 1
-            if len(params["Data"]) > WEBSOCKET_MESSAGE:
-                self.violations["websocket message over 128 KB"] += 1
-
-    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
-        consistent = 1.0 if params.get("ConsistentRead") else 0.5
-        if operation == "GetItem":
-            size = item_size(parsed.get("Item", {}))
-            self.read_units += max(1, math.ceil(size / 4096)) * consistent
-        elif operation in ("Query", "Scan"):
-            size = sum(item_size(i) for i in parsed.get("Items", []))
-            self.read_units += max(1, math.ceil(size / 4096)) * consistent
-        elif operation == "BatchGetItem":
-            for items in parsed.get("Responses", {}).values():
-                self.read_units += sum(
-                    max(1, math.ceil(item_size(i) / 4096)) * 0.5 for i in items
-                )
-        elif operation == "PutItem":
-            self.write_units += self._write_units(params["TableName"], params["Item"])
-        elif operation == "UpdateItem":
-            after = parsed.get("Attributes") or {}
-            self.write_units += self._write_units(
-                params["TableName"], after or params["Key"], _updated_names(params)
-            )
-        elif operation == "DeleteItem":
-            self.write_units += 1
-        elif operation == "BatchWriteItem":
-            for table, requests in params["RequestItems"].items():
-                for r in requests:
-                    item = r.get("PutRequest", {}).get("Item") or r["DeleteRequest"]["Key"]
-                    self.write_units += self._write_units(table, item)
-        elif operation == "TransactWriteItems":
-            for entry in params["TransactItems"]:
-                ((kind, body),) = entry.items()
-                item = body.get("Item") or body.get("Key", {})
-                self.write_units += 2 * self._write_units(body["TableName"], item)
-
-    def _write_units(
-        self, table_name: str, item: dict[str, Any], touched: set[str] | None = None
-    ) -> float:
-        """Units for the item's size, plus one per keys-only index the write changes:
-        a put writes every index whose key it holds; an update only the indexes whose
-        key attributes it sets or removes (``touched``), as DynamoDB bills them."""
-        units = max(1, math.ceil(item_size(item) / 1024))
-        spec = SCHEMAS.get(self._table_of.get(table_name))  # type: ignore[arg-type]
-        if spec is None:
-            return float(units)
-        if touched is None:
-            changed = [i for i in spec.indexes if i.pk.name in item]
-        else:
-            changed = [i for i in spec.indexes if touched & {k.name for k in (i.pk, i.sk) if k}]
-        return float(units + len(changed))  # a keys-only index entry is under 1 KB
-
-    # -- invocations --------------------------------------------------------------
-    def thread_calls(self) -> int:
-        """AWS calls made so far by the current thread."""
-        return int(self._local.__dict__.get("calls", 0))
-
-    def billed_init(self, name: str, seconds: float) -> None:
-        """A cold start's INIT: billed time, not an invocation."""
-        with self._lock:
-            self.billed_ms[name] += math.ceil(seconds * 1000)
-
-    def billed(self, name: str, seconds: float) -> None:
-        with self._lock:
-            self.invocations[name] += 1
-            self.billed_ms[name] += max(1, math.ceil(seconds * 1000))
-
-    # -- the crawled site ----------------------------------------------------------
-    def enter(self, host: str) -> None:
-        with self._lock:
-            self._inflight[host] += 1
-            self.peak_inflight[host] = max(self.peak_inflight[host], self._inflight[host])
-
-    def leave(self, host: str) -> None:
-        with self._lock:
-            self._inflight[host] -= 1
-
-
-@dataclass
-class Environments:
+class Environments:  # the in-thread mode's; ProcessPool has real ones
     """Lambda's execution environments, per function: an invocation takes an idle one
     (warm) or Lambda starts a new one (a cold start: counted, and billed ``init_ms``, as
     Lambda bills the INIT phase since August 2025). Environments outlive a run, as warm
@@ -259,23 +101,161 @@ class Environments:
 # A handler's INIT: importing it (``runpy.run_path(functions/<name>/handler.py)`` in a
 # fresh interpreter), measured on the shared 2-core machine under load (~11): an
 # over-estimate of Lambda's. Few per run (one per environment), so it moves little.
+# Lambda's timeout per function (infra/pipeline.py FUNCTIONS; a unit test compares).
+TIMEOUT_S = {"api": 29, "websocket": 29, "orchestrator": 120, "crawler": 60, "finalizer": 900,
+             "fanout": 60, "processor": 60}
+INIT_TIMEOUT_S = 120.0  # a worker's start on a loaded machine (Lambda allows 10 s)
+TIMEOUT_GRACE_S = 1.0  # the pipe's delay on a loaded machine, on top of the timeout
+ROOT = Path(__file__).resolve().parents[1]
+
 INIT_MS = {"api": 2300.0, "websocket": 2300.0, "orchestrator": 1600.0, "crawler": 2900.0,
            "processor": 2600.0}
 
 
-class Harness:
-    """Installs the meter's hooks on an offline stack and makes Event invokes async."""
+class Worker:
+    """One execution environment: a ``python -m bench.worker`` process, warm between
+    invocations, talking to the parent over a socket pair."""
 
-    def __init__(self, stack: OfflineStack, async_workers: int = 16) -> None:
+    def __init__(self, name: str, env: dict[str, str]) -> None:
+        ours, theirs = socket.socketpair()
+        self.name = name
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.worker", name, str(theirs.fileno())],
+            cwd=ROOT, env=env, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+            stdout=2,  # Powertools' lines go to stderr: stdout is the bench's JSON line
+        )
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        _, self.init_s = self._receive(INIT_TIMEOUT_S)
+
+    def invoke(self, event: Any, remaining_ms: int, latency_s: float) -> tuple[Any, ...]:
+        self.conn.send(("invoke", event, remaining_ms, latency_s))
+        answer: tuple[Any, ...] = self._receive(remaining_ms / 1000.0 + TIMEOUT_GRACE_S)
+        return answer
+
+    def _receive(self, timeout_s: float) -> Any:
+        if not self.conn.poll(timeout_s):
+            self.process.kill()  # Lambda ends an environment that overran its timeout
+            self.stop()
+            raise TimeoutError(f"{self.name}: no answer within {timeout_s:.0f} s")
+        return self.conn.recv()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(("stop",))
+        self.conn.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class ProcessPool:
+    """Each function's execution environments as warm worker processes: an invocation
+    takes an idle one of its function or starts one (a cold start: counted, billed the
+    INIT the process measured), and gives it back when it ends, as Lambda reuses them.
+    A worker that overruns the function's timeout is killed (Lambda ends the
+    environment) and the invocation fails ``Sandbox.Timedout``."""
+
+    def __init__(self, env_of: Any) -> None:
+        self._env_of = env_of  # function name -> the process environment
+        self._idle: dict[str, list[Worker]] = {}
+        self._all: list[Worker] = []
+        self._lock = threading.Lock()
+        self.started: Counter[str] = Counter()
+
+    def invoke(self, name: str, event: Any, remaining_ms: int, meter: Meter) -> Any:
+        worker = self._take(name, meter)
+        try:
+            ok, answer, billed_s, counted = worker.invoke(event, remaining_ms, meter.latency_s)
+        except TimeoutError as exc:
+            meter.violations[f"lambda timeout ({name})"] += 1
+            meter.billed(name, remaining_ms / 1000.0)
+            raise error_named("Sandbox.Timedout", str(exc)) from None
+        except (EOFError, OSError) as exc:  # the process died: Lambda's Runtime.ExitError
+            worker.stop()
+            raise error_named("Runtime.ExitError", f"{name}: {exc!r}") from None
+        with self._lock:
+            self._idle.setdefault(name, []).append(worker)
+        meter.merge(counted)
+        meter.billed(name, billed_s)
+        if not ok:
+            raise error_named(answer["errorType"], answer["errorMessage"])
+        return answer
+
+    def _take(self, name: str, meter: Meter) -> Worker:
+        with self._lock:
+            idle = self._idle.get(name)
+            if idle:
+                return idle.pop()
+            self.started[name] += 1
+        worker = Worker(name, self._env_of(name))
+        with self._lock:
+            self._all.append(worker)
+        meter.cold_start(name, worker.init_s)
+        return worker
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._all, self._idle = self._all, [], {}
+        for worker in workers:
+            worker.stop()
+
+
+def worker_env(aws: MotoAws, function_env: Mapping[str, str], name: str) -> dict[str, str]:
+    """A worker process's environment: Lambda's for the function (``function_env``, what
+    infra/pipeline.py sets), every AWS call to the moto server."""
+    if aws.endpoint is None:
+        raise ValueError("worker processes need the moto server (served_moto)")
+    tables = {real: table.value for table, real in aws.names.items()}
+    return {
+        **os.environ, **function_env,
+        "AWS_ENDPOINT_URL": aws.endpoint, "AWS_DEFAULT_REGION": REGION,
+        **{k.upper(): v for k, v in FAKE_CREDENTIALS.items()},
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB[name]),
+        "MDCRAWL_HARNESS_TABLES": json.dumps(tables),
+    }
+
+
+class Harness:
+    """Installs the meter's hooks on an offline stack and makes Event invokes async.
+
+    ``processes=True`` (needs ``served_stack``: moto as a server every process can
+    reach) runs every invocation in a warm worker process of its function
+    (``ProcessPool``); otherwise invocations are threads of this interpreter, with
+    ``Environments`` counting cold starts."""
+
+    def __init__(
+        self, stack: OfflineStack, async_workers: int = 16, processes: bool = False
+    ) -> None:
         self.stack = stack
         self.meter = Meter()
         self.environments = Environments(dict(INIT_MS))
         self.pool = ThreadPoolExecutor(max_workers=async_workers, thread_name_prefix="lambda-event")
         self.pending: list[Any] = []
+        self.processes: ProcessPool | None = None
         events = stack.aws.session.events
         events.register("provide-client-params", self._before)
         events.register("after-call", self._after)
-        self._timed_invoke()
+        if processes:
+            self.processes = ProcessPool(self._worker_env)
+            self._process_invoke(self.processes)
+        else:
+            self._timed_invoke()
+
+    def _worker_env(self, name: str) -> dict[str, str]:
+        return worker_env(self.stack.aws, self.stack.runtimes[name]._environ or {}, name)
+
+    def _process_invoke(self, processes: ProcessPool) -> None:
+        stack, harness = self.stack, self
+
+        def invoke(name: str, event: dict[str, Any]) -> Any:
+            remaining_ms = stack.remaining_ms.get(name, TIMEOUT_S[name] * 1000)
+            return processes.invoke(name, event, remaining_ms, harness.meter)
+
+        stack.invoke = invoke  # type: ignore[method-assign]
 
     def reset(self, latency_ms: float) -> Meter:
         self.meter = Meter(latency_s=latency_ms / 1000.0)
@@ -338,6 +318,8 @@ class Harness:
             yield self
         finally:
             self.pool.shutdown(wait=True)
+            if self.processes is not None:
+                self.processes.close()
 
 
 def _counted_send(harness: Harness) -> Any:
@@ -398,10 +380,3 @@ def start(stack: OfflineStack, url: str, **options: Any) -> str:
     if answer["statusCode"] != 202:
         raise RuntimeError(f"POST /jobs answered {answer['statusCode']}: {answer['body']}")
     return str(json.loads(answer["body"])["job_id"])
-
-
-def _updated_names(params: dict[str, Any]) -> set[str]:
-    """Attribute names an UpdateItem's expression sets, adds or removes."""
-    names = params.get("ExpressionAttributeNames") or {}
-    tokens = re.findall(r"#?[A-Za-z_][A-Za-z0-9_]*", params.get("UpdateExpression", ""))
-    return {names.get(t, t) for t in tokens}

@@ -7,6 +7,7 @@ accepts it only if it is an enabled key of the REST usage plan (an authorizer's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -23,7 +24,9 @@ API_KEY_QUERY = "api_key"
 ROUTE_METRICS = {"$connect": "Connects", "$disconnect": "Disconnects"}
 
 
-def handle(event: dict[str, Any], ports: WebSocketPorts) -> dict[str, Any]:
+def handle(
+    event: dict[str, Any], ports: WebSocketPorts, time_left: Callable[[], float] | None = None
+) -> dict[str, Any]:
     context = event.get("requestContext") or {}
     route, connection_id = context.get("routeKey"), str(context.get("connectionId") or "")
     if route == "$connect":
@@ -33,7 +36,7 @@ def handle(event: dict[str, Any], ports: WebSocketPorts) -> dict[str, Any]:
     if route == "$disconnect":
         ws.on_disconnect(connection_id, ports.ws)
         return {"statusCode": 200}
-    ws.on_message(connection_id, str(event.get("body") or ""), ports.ws)
+    ws.on_message(connection_id, str(event.get("body") or ""), ports.ws, time_left)
     return {"statusCode": 200}
 
 
@@ -51,4 +54,6 @@ def _owner(event: dict[str, Any], ports: WebSocketPorts) -> str | None:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     route = str((event.get("requestContext") or {}).get("routeKey") or "unknown")
     metrics.add_metric(name=ROUTE_METRICS.get(route, "Messages"), unit=MetricUnit.Count, value=1)
-    return handle(event, RUNTIME.websocket)
+    # A long replay stops before the function's timeout and tells the client where to
+    # resume (ws.RESUME).
+    return handle(event, RUNTIME.websocket, lambda: context.get_remaining_time_in_millis() / 1e3)

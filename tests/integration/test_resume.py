@@ -13,6 +13,7 @@ from pathlib import Path
 from mdcrawl.adapters.local import open_local_stores
 from mdcrawl.models import UrlState
 
+from tests.support.children import die_with_parent
 from tests.support.demo import crawl, read_manifest
 from tests.support.server import RunningServer, serve_directory
 from tests.support.sites import require_site
@@ -35,7 +36,13 @@ def _start_cli(url: str, cache: Path, out: Path) -> subprocess.Popen[bytes]:
         "--concurrency",
         "2",
     ]
-    return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        args,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=die_with_parent,
+    )
 
 
 def _wait_for_pages(server: RunningServer, count: int, proc: subprocess.Popen[bytes]) -> None:

@@ -4,6 +4,8 @@ host) runs off the event loop, and download links are signed, bound and expiring
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 from pathlib import Path
 
@@ -14,6 +16,14 @@ from mdcrawl.serve.runner import JobRunner
 from mdcrawl.serve.server import build_app, open_stores
 
 KEY = "k" * 24
+HINTS = re.compile(r'<script id="option-hints" type="application/json">(.*?)</script>', re.S)
+
+
+def page_hints(page: str) -> dict:
+    """The number fields' hints the served page carries for app.js."""
+    found = HINTS.search(page)
+    assert found, "the page has no option hints"
+    return json.loads(found.group(1))
 
 
 async def test_a_slow_start_url_check_does_not_stall_other_requests(tmp_path: Path) -> None:
@@ -64,7 +74,8 @@ def test_a_download_link_is_bound_to_its_key_and_name_and_expires() -> None:
 
 
 async def test_the_servers_caps_bound_and_default_what_a_job_asks_for(tmp_path: Path) -> None:
-    """`mdcrawl serve --max-pages 10`: more is refused, nothing asked for gets 10."""
+    """`mdcrawl serve --max-pages 10`: more is refused, nothing asked for gets 10, and the
+    web page's fields say so."""
     stores = open_stores(tmp_path)
     runner = JobRunner(stores, tmp_path, AddressGuard(["127.0.0.0/8"], allow_public=False))
     app = build_app(stores, runner, KEY, lambda url: None, caps={"max_pages": 10})
@@ -82,6 +93,9 @@ async def test_the_servers_caps_bound_and_default_what_a_job_asks_for(tmp_path: 
             taken = await client.post("/jobs", json={"url": "http://127.0.0.1:9/"})
             assert taken.status_code == 202 and taken.json()["options"]["max_pages"] == 10
             assert taken.json()["options"]["budget_s"] == 300  # the CLI default, under 3600
+            hints = page_hints((await client.get("/")).text)
+            assert hints["max_pages"] == {"placeholder": 10, "min": 1, "max": 10}
+            assert hints["budget_s"] == {"placeholder": 300, "min": 1, "max": 3600}
     finally:
         await runner.close()
         stores.close()

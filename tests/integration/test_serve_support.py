@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from tests.support.children import die_with_parent
+
 API_KEY = "test-key-0123456789"
 START_TIMEOUT_S = 60.0
 WAIT_TIMEOUT_S = 120.0  # a safety net for a hung crawl, never a performance claim
@@ -77,7 +79,12 @@ def run_serve(
     ]
     with log.open("w") as errors:
         proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=errors, text=True, start_new_session=True
+            command,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
         )
     server = ServeProcess(proc, _listening_url(proc, log), api_key, log)
     try:

@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import fcntl
 import functools
 import io
 import json
+import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
+import urllib.request
 import uuid
 import zipfile
 from collections import defaultdict
@@ -43,8 +42,12 @@ from mdcrawl.names import TTL_ATTRIBUTE, Table
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import ApiGatewayManagementApiBackend
 from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.core.config import default_user_config
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+from tests.support.children import die_with_parent
 
 REGION = "us-east-1"
 BUCKET = "mdcrawl-test-bucket"
@@ -127,6 +130,7 @@ class MotoAws:
     s3: Any
     names: dict[Table, str]
     bucket: str
+    endpoint: str | None = None  # the moto server's URL (served_moto), None in-process
 
 
 @contextlib.contextmanager
@@ -159,6 +163,43 @@ def moto_clients(config: dict[str, Any] | None = None) -> Iterator[MotoAws]:
         yield MotoAws(session, dynamodb, s3, names, BUCKET)
 
 
+@contextlib.contextmanager
+def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
+    """moto as a server on 127.0.0.1 (``ThreadedMotoServer``, in this process, so a test
+    can still patch its backends), the tables and the bucket created. Every client made
+    while it runs (``AWS_ENDPOINT_URL``), and any process given that variable, talks to
+    it; moto's Step Functions interpreter reaches its Lambda through ``MOTO_PORT``."""
+    port = _free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    variables = {"AWS_ENDPOINT_URL": endpoint, "MOTO_PORT": str(port)}
+    with (
+        mock.patch.dict(os.environ, variables),
+        mock.patch.dict(default_user_config, config),  # type: ignore[arg-type]
+        atomic_moto_dynamodb(),
+    ):
+        server.start()
+        _reset_moto(endpoint)  # moto's backends are this process's: start from nothing
+        try:
+            session = boto3.Session(region_name=REGION, **FAKE_CREDENTIALS)
+            names = table_names()
+            dynamodb, s3 = session.client("dynamodb"), session.client("s3")
+            create_tables(dynamodb, names)
+            create_bucket(s3)
+            yield MotoAws(session, dynamodb, s3, names, BUCKET, endpoint)
+        finally:
+            _reset_moto(endpoint)
+            server.stop()
+
+
+def _reset_moto(endpoint: str) -> None:
+    """Forget every resource (``mock_aws`` does it on exit; a server keeps them)."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+
+
 # --- DynamoDB Local -------------------------------------------------------------------
 class DynamoDbLocal:
     """A DynamoDB Local process (in memory) on a free loopback port."""
@@ -182,7 +223,7 @@ class DynamoDbLocal:
                 str(port),
             ],
             cwd=jar_dir,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -225,15 +266,6 @@ class DynamoDbLocal:
     def _stderr(self) -> str:
         stream = self._process.stderr if self._process else None
         return stream.read().decode(errors="replace")[-2000:] if stream else ""
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: on Linux, ask for SIGTERM when the test process
-    dies, so a worker that exits without running atexit (pytest-xdist, a crash, kill -9)
-    leaves no Java server behind."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _require(program: str) -> str:

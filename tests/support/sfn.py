@@ -38,7 +38,14 @@ from mdcrawl.names import TABLE_ENV, EnvVar, Table, cap_env
 from mdcrawl.runtime.aws import AwsRuntime
 
 from infra.asl import definition_json, load_template
-from tests.support.aws import LambdaHandlers, MotoAws, WsRecorder, create_function, moto_clients
+from tests.support.aws import (
+    LambdaHandlers,
+    MotoAws,
+    WsRecorder,
+    create_function,
+    moto_clients,
+    served_moto,
+)
 from tests.support.iam import CallRecorder, Names, running_as
 from tests.support.stream import StreamPump
 
@@ -135,7 +142,8 @@ def function_env(aws: MotoAws, arns: dict[str, str], machine_arn: str) -> dict[s
         EnvVar.CRAWLER_FUNCTION.value: "crawler",
         EnvVar.PROCESSOR_FUNCTION.value: "processor",
         EnvVar.STATE_MACHINE_ARN.value: machine_arn,
-        EnvVar.WEBSOCKET_ENDPOINT.value: WS_ENDPOINT,
+        # moto's server takes the management API at its root, without the stage.
+        EnvVar.WEBSOCKET_ENDPOINT.value: aws.endpoint or WS_ENDPOINT,
         EnvVar.ALLOW_NETWORKS.value: "127.0.0.0/8",
         cap_env("budget_s"): "300",
         cap_env("max_pages"): "2000",
@@ -224,48 +232,67 @@ class OfflineStack:
 
 @contextlib.contextmanager
 def offline_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
+    """The stack with moto in this process (``mock_aws``): every handler runs in-thread."""
+    with moto_clients(_moto_config(monkeypatch)) as aws, _stack(monkeypatch, aws) as stack:
+        yield stack
+
+
+@contextlib.contextmanager
+def served_stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineStack]:
+    """The same stack with moto as a server on 127.0.0.1 (``served_moto``): processes
+    other than this one reach it too (the scale harness's worker processes, one per
+    execution environment), and ``stack.invoke`` may be replaced to run there."""
+    with served_moto(_moto_config(monkeypatch)) as aws, _stack(monkeypatch, aws) as stack:
+        yield stack
+
+
+def _moto_config(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     for key, value in POWERTOOLS_ENV.items():
         monkeypatch.setenv(key, value)
-    config = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
+    return {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
+
+
+@contextlib.contextmanager
+def _stack(monkeypatch: pytest.MonkeyPatch, aws: MotoAws) -> Iterator[OfflineStack]:
     template = synthesized_template()
-    with moto_clients(config) as aws:
-        handlers = LambdaHandlers().install(monkeypatch)
-        ws = WsRecorder().install(monkeypatch)
-        arns = {name: create_function(aws.session, name) for name in FUNCTIONS}
-        asl = definition_json(template, arns, wait_seconds=1, retry_interval_seconds=1)
-        role = aws.session.client("iam").create_role(
-            RoleName="sfn-role", AssumeRolePolicyDocument="{}"
-        )["Role"]["Arn"]
-        machine_arn = aws.session.client("stepfunctions").create_state_machine(
-            name="jobs", definition=asl, roleArn=role
-        )["stateMachineArn"]
-        env = function_env(aws, arns, machine_arn)
-        recorder = CallRecorder(
-            Names({name: table for table, name in aws.names.items()}, aws.bucket)
-        ).install(aws.session.events)
-        apigw = aws.session.client("apigateway")
-        plan = apigw.create_usage_plan(name="plan")["id"]
-        env[EnvVar.USAGE_PLAN_ID.value] = plan
-        env[EnvVar.WEBHOOK_SECRET.value] = aws.session.client("secretsmanager").create_secret(
-            Name="webhook-signing", SecretString=WEBHOOK_SECRET
-        )["ARN"]
-        modules = {name: load_handler(name) for name in FUNCTIONS}
-        runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
-        for name, module in modules.items():
-            monkeypatch.setattr(module, "RUNTIME", runtimes[name])
-        stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {}, recorder)
-        key = apigw.create_api_key(name="tester", enabled=True, value=stack.api_key)
-        apigw.create_usage_plan_key(usagePlanId=plan, keyId=key["id"], keyType="API_KEY")
-        stack.owner = key["id"]
-        for name in FUNCTIONS:
-            handlers.handlers[name] = functools.partial(_dispatch, stack, name)
-        stack.stream = StreamPump(
-            aws.session, aws.names[Table.EVENTS], lambda event: stack.invoke("fanout", event)
-        ).start()
-        try:
-            yield stack
-        finally:
-            stack.stream.stop()
+    handlers = LambdaHandlers().install(monkeypatch)
+    ws = WsRecorder().install(monkeypatch)
+    arns = {name: create_function(aws.session, name) for name in FUNCTIONS}
+    asl = definition_json(template, arns, wait_seconds=1, retry_interval_seconds=1)
+    role = aws.session.client("iam").create_role(
+        RoleName="sfn-role", AssumeRolePolicyDocument="{}"
+    )["Role"]["Arn"]
+    machine_arn = aws.session.client("stepfunctions").create_state_machine(
+        name="jobs", definition=asl, roleArn=role
+    )["stateMachineArn"]
+    env = function_env(aws, arns, machine_arn)
+    recorder = CallRecorder(
+        Names({name: table for table, name in aws.names.items()}, aws.bucket)
+    ).install(aws.session.events)
+    apigw = aws.session.client("apigateway")
+    plan = apigw.create_usage_plan(name="plan")["id"]
+    env[EnvVar.USAGE_PLAN_ID.value] = plan
+    env[EnvVar.WEBHOOK_SECRET.value] = aws.session.client("secretsmanager").create_secret(
+        Name="webhook-signing", SecretString=WEBHOOK_SECRET
+    )["ARN"]
+    modules = {name: load_handler(name) for name in FUNCTIONS}
+    runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
+    for name, module in modules.items():
+        monkeypatch.setattr(module, "RUNTIME", runtimes[name])
+    stack = OfflineStack(aws, modules, runtimes, machine_arn, ws, Faults(), {}, recorder)
+    key = apigw.create_api_key(name="tester", enabled=True, value=stack.api_key)
+    apigw.create_usage_plan_key(usagePlanId=plan, keyId=key["id"], keyType="API_KEY")
+    stack.owner = key["id"]
+    for name in FUNCTIONS:
+        handlers.handlers[name] = functools.partial(_dispatch, stack, name)
+    stack.stream = StreamPump(
+        aws.session, aws.names[Table.EVENTS], lambda event: stack.invoke("fanout", event),
+        endpoint=aws.endpoint,
+    ).start()
+    try:
+        yield stack
+    finally:
+        stack.stream.stop()
 
 
 def _dispatch(stack: OfflineStack, name: str, event: dict[str, Any], _context: Any) -> Any:

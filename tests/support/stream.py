@@ -7,14 +7,22 @@ the previous one was handled, a failed batch retried before anything later — a
 each batch to the fan-out function. Records are in commit order because
 ``moto_clients`` makes each DynamoDB request atomic (``atomic_moto_dynamodb``), as the
 service is: moto's own put and its stream numbering would race otherwise.
+
+``Subscriber`` is a WebSocket client of the offline stack (the e2e tests', and
+``bench.cost --watch``'s): it connects and subscribes through the websocket handler and
+follows the delivery contract over what the management API delivered to it.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from mdcrawl.service.ws import EventCursor, Verdict, events_in, resume_after
 
 RETRIES = 3  # infra/pipeline.py FAN_OUT_RETRIES: then the batch is skipped
 POLL_S = 0.25  # Lambda polls each shard of a DynamoDB stream four times a second
@@ -27,13 +35,15 @@ class StreamPump:
         table: str,
         deliver: Callable[[dict[str, Any]], Any],
         batch_size: int = 100,
+        endpoint: str | None = None,
     ) -> None:
         self._deliver, self._batch_size = deliver, batch_size
         # botocore would address a stream ARN's account-specific endpoint, which moto
-        # does not serve: the regional one.
+        # does not serve: the regional one (or moto's server, ``endpoint``).
         region = session.region_name
         streams = session.client(
-            "dynamodbstreams", endpoint_url=f"https://streams.dynamodb.{region}.amazonaws.com"
+            "dynamodbstreams",
+            endpoint_url=endpoint or f"https://streams.dynamodb.{region}.amazonaws.com",
         )
         arn = session.client("dynamodb").describe_table(TableName=table)["Table"][
             "LatestStreamArn"
@@ -89,3 +99,67 @@ class StreamPump:
                 continue
             self.batches.append(len(records))
             return
+
+
+@dataclass
+class Subscriber:
+    """A WebSocket client: connects through the websocket handler, reads what the
+    management API delivered to its connection, and follows the delivery contract
+    (drop duplicates, re-subscribe with ``after`` on a gap)."""
+
+    stack: Any  # tests.support.sfn.OfflineStack (which imports this module)
+    connection_id: str
+    cursor: EventCursor = field(default_factory=EventCursor)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    other: list[dict[str, Any]] = field(default_factory=list)
+    read: int = 0
+    resyncs: int = 0
+    resumes: int = 0
+    frames: int = 0
+    job_id: str = ""
+
+    def connect(self, api_key: str | None = None) -> int:
+        key = self.stack.api_key if api_key is None else api_key
+        answer = self.stack.ws_event(
+            "$connect", self.connection_id, queryStringParameters={"api_key": key}
+        )
+        if answer["statusCode"] == 200:
+            self.stack.ws.open.add(self.connection_id)
+        return int(answer["statusCode"])
+
+    def subscribe(self, job_id: str, after: int | None = None) -> None:
+        self.job_id = job_id
+        body = {"action": "subscribe", "job_id": job_id,
+                "after": self.cursor.last if after is None else after}
+        self.stack.ws_event("subscribe", self.connection_id, body=json.dumps(body))
+
+    def drop(self) -> None:
+        """The client goes away without a $disconnect (a stale connection)."""
+        self.stack.ws.open.discard(self.connection_id)
+
+    def pump(self, drain: bool = True) -> list[dict[str, Any]]:
+        """Handle what was delivered so far; ``drain``: first deliver what the stream
+        holds (a test's pump; a running pump thread does it on its own)."""
+        if drain and self.stack.stream is not None:
+            self.stack.stream.drain()  # what the stream holds reaches the fan-out first
+        messages = self.stack.ws.messages[self.connection_id]
+        while self.read < len(messages):
+            message = json.loads(messages[self.read])
+            self.read += 1
+            if resume_after(message) is not None:  # the replay stopped short: go on
+                self.resumes += 1
+                self.subscribe(self.job_id)
+                continue
+            if message.get("type") != "events":
+                self.other.append(message)
+                continue
+            self.frames += 1
+            for event in events_in(message):
+                verdict = self.cursor.accept(event)
+                if verdict is Verdict.DELIVER:
+                    self.events.append(event)
+                elif verdict is Verdict.RESYNC:
+                    self.resyncs += 1
+                    self.subscribe(self.job_id)
+                    break
+        return self.events

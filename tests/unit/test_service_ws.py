@@ -24,6 +24,7 @@ from mdcrawl.service.ws import (
     on_connect,
     on_disconnect,
     on_message,
+    resume_after,
 )
 
 from tests.unit.test_service_support import RecordingPusher, make_ws
@@ -311,3 +312,25 @@ def test_a_client_drops_the_rest_of_a_frame_after_a_gap() -> None:
 
     assert verdicts[0] is Verdict.RESYNC and cursor.last == 1
     assert events_in({"type": "pong"}) == [] and events_in({"seq": 2}) == [{"seq": 2}]
+
+
+def test_a_replay_short_of_time_says_where_to_resume_and_unbounded_ones_never_do(
+    ws: Ws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mdcrawl.service.ws.BACKLOG_PAGE", 3)
+    job_id = ws.job()
+    for n in range(7):
+        ws.emit(job_id, n=n)
+    ws.connect("c1")
+    # Asked before each page and each frame: time for two pages of one frame each, then
+    # too little for a third.
+    left = iter([30.0, 30.0, 30.0, 30.0, 1.0])
+
+    replies = on_message("c1", json.dumps(subscribe(job_id)), ws.deps, lambda: next(left))
+
+    assert ws.seqs("c1") == [1, 2, 3, 4, 5, 6]
+    assert replies[-1] == {"type": "resume", "job_id": job_id, "after": 6}
+    assert resume_after(replies[-1]) == 6 and resume_after(replies[0]) is None
+    ws.send("c1", subscribe(job_id, after=6))  # the client goes on, in a new invocation
+    assert ws.seqs("c1") == [1, 2, 3, 4, 5, 6, 7]
+    assert not any(m["type"] == "resume" for m in ws.pusher.sent["c1"][-2:])

@@ -19,7 +19,7 @@ import httpx
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from ..service.ws import EventCursor, Verdict, events_in
+from ..service.ws import EventCursor, Verdict, events_in, resume_after
 
 TERMINAL = {"job.completed": 0, "job.failed": 1, "job.cancelled": 1}
 RECONNECT_MAX_S = 5.0
@@ -94,6 +94,9 @@ async def _follow(socket, job_id: str, cursor: EventCursor, show) -> int | None:
         message = json.loads(text)
         if message.get("type") == "error":
             raise ApiFailure(f"{message['error']['code']}: {message['error']['message']}")
+        if resume_after(message) is not None:  # the server's replay stopped short: go on
+            await _subscribe(socket, job_id, cursor.last)
+            continue
         for event in events_in(message):  # a frame of events, in seq order
             verdict = cursor.accept(event)
             if verdict is Verdict.RESYNC:

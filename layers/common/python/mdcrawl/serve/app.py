@@ -35,9 +35,9 @@ from .downloads import FILES_PREFIX, SignedBlobStore
 from .hub import Hub
 from .keys import owner_for, presented_key
 from .mcp_mount import MCP_PATH, McpMount
+from .page import STATIC_DIR, render_page
 
 log = logging.getLogger(__name__)
-STATIC_DIR = Path(__file__).parent / "static"
 WS_REFUSED = 4401  # close code for a connection without a valid key
 NO_CACHE = {"Cache-Control": "no-cache"}  # the page changes with the server: revalidate
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -72,7 +72,8 @@ class ServeApp:
     async def _page(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
             return await self._answer(request)
-        return FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
+        page = render_page(self.api.limits.options)  # small: rendered per request, no state
+        return Response(page, media_type="text/html; charset=utf-8", headers=NO_CACHE)
 
     async def _rest(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self._answer(Request(scope, receive))

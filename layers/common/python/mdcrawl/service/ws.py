@@ -23,7 +23,7 @@ when the job is over, so it is never seen before the job really is.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -36,6 +36,11 @@ from .deps import WsDeps
 
 BACKLOG_PAGE = 1000
 FRAME = "events"  # the type of a frame of events
+RESUME = "resume"  # the backlog stopped short: subscribe again with ``after`` to go on
+# A replay stops sending while this much of the function's time is left (a page of the
+# log is one query and a few posts, well under a second each on AWS; the rest is margin
+# for a slow one): the client is told where to resume instead of the function timing out.
+REPLAY_RESERVE_S = 5.0
 # API Gateway refuses WebSocket messages over 128 KB; frames stay under this many bytes
 # of compact JSON (a transport that adds spaces stays under the limit too).
 FRAME_BYTES = 96 * 1024
@@ -64,8 +69,12 @@ def on_disconnect(connection_id: str, deps: WsDeps) -> None:
     deps.connections.remove(connection_id)
 
 
-def on_message(connection_id: str, body: str, deps: WsDeps) -> list[dict[str, Any]]:
-    """Act on one client message; returns the messages pushed back to that connection."""
+def on_message(
+    connection_id: str, body: str, deps: WsDeps, time_left: Callable[[], float] | None = None
+) -> list[dict[str, Any]]:
+    """Act on one client message; returns the messages pushed back to that connection.
+    ``time_left``: seconds the caller has left (a Lambda's remaining time), None when
+    unbounded (``mdcrawl serve``); a backlog replay stops in time (``RESUME``)."""
     outbox = _Outbox(connection_id, deps)
     message = _parse(body, deps.max_message_bytes, outbox)
     if message is None:
@@ -74,7 +83,7 @@ def on_message(connection_id: str, body: str, deps: WsDeps) -> list[dict[str, An
     if action == "ping":
         outbox.send({"type": "pong"})
     elif action == "subscribe":
-        _subscribe(message, outbox, deps)
+        _subscribe(message, outbox, deps, time_left)
     else:
         outbox.error("unknown_action", "action must be 'subscribe' or 'ping'")
     return outbox.sent
@@ -95,7 +104,10 @@ def _parse(body: str, max_bytes: int, outbox: _Outbox) -> dict[str, Any] | None:
     return message
 
 
-def _subscribe(message: dict[str, Any], outbox: _Outbox, deps: WsDeps) -> None:
+def _subscribe(
+    message: dict[str, Any], outbox: _Outbox, deps: WsDeps,
+    time_left: Callable[[], float] | None = None,
+) -> None:
     try:
         request = Subscribe.model_validate(message)
     except ValidationError as exc:
@@ -111,18 +123,34 @@ def _subscribe(message: dict[str, Any], outbox: _Outbox, deps: WsDeps) -> None:
         return
     deps.connections.subscribe(outbox.connection_id, job.job_id)
     outbox.send({"type": "subscribed", "job_id": job.job_id, "after": request.after})
-    _send_backlog(job.job_id, request.after, outbox, deps)
+    _send_backlog(job.job_id, request.after, outbox, deps, time_left)
 
 
-def _send_backlog(job_id: str, after: int, outbox: _Outbox, deps: WsDeps) -> None:
+def _send_backlog(
+    job_id: str, after: int, outbox: _Outbox, deps: WsDeps,
+    time_left: Callable[[], float] | None = None,
+) -> None:
+    """The events after ``after``, a page of the log at a time, in frames. With too
+    little time left for another page or frame, it sends ``{"type": "resume", "job_id",
+    "after"}`` (the last seq sent) and stops: the client subscribes again from there."""
+
+    def short() -> bool:
+        return time_left is not None and time_left() < REPLAY_RESERVE_S
+
     while outbox.open:
+        if short():
+            outbox.send({"type": RESUME, "job_id": job_id, "after": after})
+            return
         events = deps.events.after(job_id, after, BACKLOG_PAGE)
         for frame in frames(job_id, events):
+            if short():
+                outbox.send({"type": RESUME, "job_id": job_id, "after": after})
+                return
             if not outbox.send(frame):
                 return
+            after = frame["events"][-1]["seq"]
         if len(events) < BACKLOG_PAGE:
             return
-        after = events[-1].seq
 
 
 def frames(job_id: str, events: Iterable[Event]) -> list[dict[str, Any]]:
@@ -148,6 +176,12 @@ def _frame(job_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 _FRAME_OVERHEAD = len(json.dumps(_frame("", []), separators=(",", ":")))
+
+
+def resume_after(message: dict[str, Any]) -> int | None:
+    """For a ``resume`` message, the ``after`` to subscribe with again; else None."""
+    after = message.get("after") if message.get("type") == RESUME else None
+    return after if isinstance(after, int) else None
 
 
 def events_in(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -45,6 +45,18 @@ async function api(method, path, body) {
   return data;
 }
 
+// The number fields' placeholder/min/max, as the server rendered them (serve/page.py):
+// its defaults and caps, not numbers written into the page.
+function applyOptionHints() {
+  const block = document.getElementById("option-hints");
+  if (!block) return;
+  for (const [id, hints] of Object.entries(JSON.parse(block.textContent))) {
+    const input = document.getElementById(id);
+    if (!input) continue;
+    for (const [attribute, value] of Object.entries(hints)) input.setAttribute(attribute, String(value));
+  }
+}
+
 function formBody() {
   const body = { url: document.getElementById("url").value.trim() };
   const lines = (id) => document.getElementById(id).value.split("\n").map((s) => s.trim()).filter(Boolean);
@@ -220,6 +232,8 @@ function subscribe(jobId) {
 
 function receive(message) {
   if (message.type === "error") return console.warn("server:", message.error);
+  // The server's replay stopped short of its time limit: subscribe again from `last`.
+  if (message.type === "resume") return subscribe(message.job_id);
   // Events come in frames ({type: "events", events: [...]}, in seq order); a lone event
   // is a frame of one.
   const events = message.type === "events" ? message.events || [] : [message];
@@ -290,6 +304,7 @@ function ping() {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ action: "ping" }));
 }
 
+applyOptionHints();
 takeKeyFromUrl();
 document.getElementById("new-job").addEventListener("submit", submitJob);
 document.getElementById("key-box").addEventListener("submit", saveKey);
