@@ -175,9 +175,12 @@ def test_redirect_stub_names_its_target():
 
 def test_lifting_the_h1_over_a_kicker_keeps_code_blank_lines():
     """Sphinx "source code" pages (celery's theme puts a version notice before the h1):
-    moving the h1 to the top must not touch the blank lines inside the module's code."""
+    moving the h1 to the top must not touch the blank lines inside the module's code.
+    (The celery theme's rule drops its notice, the "deck": renamed, it stays a kicker.)"""
     html = page("celery/compat-source.html")
-    md = convert_html(html, "https://celery.docs.example/_modules/billiard/compat.html").markdown
+    url = "https://celery.docs.example/_modules/billiard/compat.html"
+    assert "This document describes" not in convert_html(html, url).markdown
+    md = convert_html(html.replace(b'class="deck"', b'class="notice"'), url).markdown
     assert md.startswith("# Source code for billiard.compat\n\nThis document describes")
     assert "UnsupportedOperation)\n\n\nif hasattr(os, 'write'):" in md
     assert "\n\n\n\n" not in md.split("```")[0]  # the seam itself is tidy
@@ -189,3 +192,38 @@ def test_heading_lift_seam_is_tidied_but_code_is_verbatim():
     )
     md = convert_html(html, "https://x.example/p.html").markdown
     assert md == "# Title\n\nKicker line.\n\n```\na = 1\n\n\n\nb = 2\n```\n"
+
+
+def test_title_from_the_pages_opening_when_the_title_tag_adds_the_sites_name():
+    """No h1: the first heading names the page when <title> holds it (section number
+    aside); a caption line the same; a bracket is never cut at " - "."""
+    manual = convert_html(
+        "<html><head><title>Build (SBCL Internals)</title></head><body>"
+        "<h2>1 Build</h2><p>How to build it.</p></body></html>",
+        "https://x.example/Build.html",
+    )
+    assert manual.title == "1 Build" and manual.markdown.startswith("# 1 Build\n\nHow to")
+    index = convert_html(
+        "<html><head><title>pkg-1.0: Fast things (Index - J)</title></head><body><main>"
+        "<p>Index - J</p><table><tr><td>json</td><td>Data.Json</td></tr></table>"
+        "</main></body></html>",
+        "https://x.example/doc-index-J.html",
+    )
+    assert index.title == "Index - J" and index.markdown.startswith("# Index - J\n\njson")
+    other = convert_html(
+        "<html><head><title>pkg-1.0: Fast things (Index - K)</title></head><body><main>"
+        "<p>Entries under K.</p></main></body></html>",
+        "https://x.example/doc-index-K.html",
+    )
+    assert other.title == "pkg-1.0: Fast things (Index - K)"
+
+
+def test_several_h1s_are_sections_and_the_title_tag_names_the_page():
+    page = convert_html(
+        "<html><head><title>Data.Aeson.Types</title></head><body><main>"
+        "<h1>Core JSON types</h1><p>Values.</p><h1>Conversion</h1><p>Classes.</p>"
+        "</main></body></html>",
+        "https://x.example/Data-Aeson-Types.html",
+    )
+    assert page.title == "Data.Aeson.Types"
+    assert page.markdown.startswith("# Data.Aeson.Types\n\n# Core JSON types\n")

@@ -213,3 +213,16 @@ def test_a_link_to_the_page_itself_may_land_on_its_title_anchor() -> None:
     body = "# Notes\n\nSee [notes]({})\n\n## Usage\n\nUse it.\n"
     assert score_page(html, url, body.format("#notes"))["links"].value == 1.0
     assert score_page(html, url, body.format("#usage"))["links"].value == 0.0
+
+
+def test_a_link_to_an_id_the_page_lacks_lands_on_the_page_itself() -> None:
+    """`#v:arbitrary` names no element (Haddock links a class method not on the page):
+    a browser stays on the page; its top or its title's anchor, not another heading."""
+    html = (
+        '<html><body><div class="body"><h1>Notes</h1><p>See <a href="#v:gone">gone</a>'
+        "</p><h2>Usage</h2><p>Use it.</p></div></body></html>"
+    )
+    url = BASE + "notes.html"
+    body = "# Notes\n\nSee [gone]({})\n\n## Usage\n\nUse it.\n"
+    assert score_page(html, url, body.format("#notes"))["links"].value == 1.0
+    assert score_page(html, url, body.format("#usage"))["links"].value == 0.0

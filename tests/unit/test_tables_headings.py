@@ -118,3 +118,54 @@ def test_each_id_maps_to_the_heading_that_holds_it():
     }
     assert "\ue000" not in md.text and "\ue001" not in md.text
     assert "Text here.\n\n```\nx = 1\n```\n\nafter" in md.text
+
+
+def test_a_generic_type_split_by_links_stays_text():
+    """"<E extends <a>Throwable</a>>": the "<" and its ">" are in different texts."""
+    md = render("<p>interface Failable&lt;E extends <a href='t.html'>Throwable</a>&gt;</p>").text
+    assert md == r"interface Failable\<E extends [Throwable](https://x.example/docs/t.html)>"
+
+
+def test_permalink_glyphs_beside_signatures_go_and_their_ids_stay():
+    md = render(
+        "<h1>M</h1><p class='src'><a id='v:f'>f</a> :: Int <a href='#v:f'>#</a></p>"
+        "<dl><dt id='g'>g(x)<a class='link' href='#g'>¶</a></dt><dd>Does g.</dd></dl>"
+        "<p>See <a href='#v:f'>f</a>, a <a href='#g'>link</a>.</p>"
+    )
+    assert "[#]" not in md.text and "¶" not in md.text
+    page = "https://x.example/docs/page.html"
+    assert f"See [f]({page}#v:f), a [link]({page}#g)." in md.text  # words, not glyphs
+    assert md.anchors["v:f"] == ("M", 0) and md.anchors["g"] == ("M", 0)
+
+
+def test_a_source_link_beside_every_item_goes_but_one_in_a_sentence_stays():
+    items = "".join(
+        f"<h3 id='f{k}'>f{k}()</h3><p>1.0.{k} · <a href='src/lib.rs.html#{k}'>source</a></p>"
+        f"<p class='src'>g{k} :: Int <a href='src/M.html#g{k}'>[Source]</a></p>"
+        for k in range(3)
+    )
+    method = "<h4>fn <a href='https://x.example/trait.Error.html#method.source'>source</a>()</h4>"
+    md = render(f"<h1>M</h1>{items}{method}").text
+    named = "fn [source](https://x.example/trait.Error.html#method.source)()"
+    assert named in md and "source" not in md.replace(named, "").lower()
+    assert "1.0.2\n" in md + "\n" and "·" not in md  # the separator went with the link
+    prose = render("<p>Read the <a href='https://git.example/x'>source</a> for more.</p>").text
+    assert prose == "Read the [source](https://git.example/x) for more."
+
+
+def test_a_column_of_source_links_is_data():
+    rows = "".join(
+        f"<tr><td>lib{k}</td><td><a href='https://git.example/{k}'>Source</a></td></tr>"
+        for k in range(3)
+    )
+    md = render(f"<table><tr><th>name</th><th>code</th></tr>{rows}</table>").text
+    assert md.count("[Source](https://git.example/") == 3
+
+
+def test_a_heading_wrapped_in_a_link_to_itself_is_a_heading():
+    md = render(
+        "<h1>M</h1><a href='#g:1' id='g:1'><h2>Core types</h2></a><p>Text.</p>"
+        "<p><a href='#g:1'>up</a></p>"
+    )
+    assert "## Core types\n" in md.text
+    assert md.anchors["g:1"] == ("Core types", 0)

@@ -181,3 +181,88 @@ def test_a_nav_element_at_the_edge_of_the_content_goes() -> None:
     assert template is not None
     page = convert_html(page_with_nav(3), "http://docs.test/3.html", template=template)
     assert "does the thing number 3" in page.markdown and "logo" not in page.markdown
+
+
+def haddock_like_page(n: int, index_page: bool) -> str:
+    """An API site with two kinds of pages (as Haddock builds them): module pages with a
+    collapsed "Synopsis" (a second copy of each signature, each item leading with a link
+    to its place below), and index pages, a minority, under a letter bar A-Z."""
+    letters = "".join(f'<li><a href="ix-{c}.html">{c}</a></li>' for c in "ABCDEFGHIJ")
+    if index_page:
+        rows = "".join(
+            f'<tr><td>entry{n}x{k}</td><td><a href="m{k}.html#v:e{k}">Module.M{k}</a></td></tr>'
+            for k in range(12)
+        )
+        content = (
+            f'<div id="alphabet"><ul>{letters}</ul></div><div id="index">'
+            f'<p class="caption">Index - {n}</p><table>{rows}</table></div>'
+        )
+        title = f"pkg-1.0: a package (Index - {n})"
+    else:
+        synopsis = "".join(
+            f'<li><a href="#v:f{n}{k}">convertNumber{n}x{k}</a> :: <a href="t.html#t:Int">Int</a></li>'
+            for k in range(4)
+        )
+        members = "".join(
+            f'<div class="top"><p class="src"><a id="v:f{n}{k}">convertNumber{n}x{k}</a> :: '
+            f'<a href="t.html#t:Int">Int</a> -> <a href="t.html#t:T{n}">Type{n}x{k}</a> '
+            f'<a href="src/M{n}.html#f{k}" class="link">Source</a> '
+            f'<a href="#v:f{n}{k}" class="selflink">#</a></p>'
+            f"<p>Function f{n}{k} turns its number {k} into words of page {n}, and says"
+            f" at some length what it does with them, as documentation does.</p></div>"
+            for k in range(4)
+        )
+        content = (
+            f'<div id="synopsis"><details id="syn"><summary>Synopsis</summary>'
+            f"<ul>{synopsis}</ul></details></div><div id=\"interface\">{members}</div>"
+        )
+        title = f"Module.M{n}"
+    return (
+        f"<html><head><title>{title}</title></head><body>"
+        '<div id="package-header"><span>pkg-1.0: a package</span></div>'
+        f'<div id="content">{content}</div><div id="footer">Produced by a generator</div>'
+        "</body></html>"
+    )
+
+
+def haddock_like_template() -> tpl.SiteTemplate:
+    # 16 module pages, 8 index pages: the letter bar is on a third of the sample
+    pages = [haddock_like_page(n, index_page=n % 3 == 2) for n in range(24)]
+    template = learn_template([(p, None) for p in pages], generator_rules=False)
+    assert template is not None
+    return template
+
+
+def test_a_collapsed_index_of_the_pages_own_members_goes_and_the_members_stay() -> None:
+    page = convert_html(
+        haddock_like_page(4, index_page=False), url(4), template=haddock_like_template(),
+        generator_rules=False,
+    )  # fmt: skip
+    assert "Synopsis" not in page.markdown
+    assert page.markdown.count("convertNumber4x3 :: [Int]") == 1  # not its synopsis copy
+    assert "Function f43 turns" in page.markdown
+    # the "Source" beside each member and its "#" self link are the viewer's handles
+    assert "Source" not in page.markdown and "[#]" not in page.markdown
+    assert page.anchors["v:f43"] == page.anchors["v:f40"]  # the ids stay targets
+
+
+def test_a_menu_on_a_minority_of_pages_is_still_a_menu_and_goes() -> None:
+    """The letter bar of index pages is on 8 of 24 pages: not the site's template (half
+    of the pages), but a run of links repeated word for word on many pages."""
+    page = convert_html(
+        haddock_like_page(5, index_page=True), url(5), template=haddock_like_template(),
+        generator_rules=False,
+    )  # fmt: skip
+    assert "[A](" not in page.markdown and "[J](" not in page.markdown
+    assert "entry5x11" in page.markdown
+
+
+def test_a_caption_the_title_names_stays_and_titles_the_page() -> None:
+    """"Index - 5" is a tenth of the table's text, yet it names the page: the region keeps
+    it and it is the page's title (not "pkg-1.0: a package (Index", cut at " - ")."""
+    page = convert_html(
+        haddock_like_page(5, index_page=True), url(5), template=haddock_like_template(),
+        generator_rules=False,
+    )  # fmt: skip
+    assert page.title == "Index - 5"
+    assert page.markdown.startswith("# Index - 5\n")

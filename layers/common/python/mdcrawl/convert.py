@@ -93,16 +93,82 @@ def learn_template(
 
 
 def page_title(root: HtmlElement, region: HtmlElement, url: str) -> str:
-    """The region's h1, else <title> without its site suffix, else the URL's last part."""
-    for h1 in region.iter("h1"):
-        text = _one_line(h1.text_content())
-        if text:
-            return text
+    """The region's h1; else the page's own name as the region opens with it (its first
+    heading, or a caption line) where <title> holds it too ("1 Build" in "Build (SBCL
+    Internals)": <title> adds the site's name); else <title> without its site suffix,
+    else the URL's last part. Several h1s are the page's sections (Haddock), not its
+    name: then the first h1 is only a fallback."""
+    h1s = [t for t in (_one_line(h.text_content()) for h in region.iter("h1")) if t]
+    if len(h1s) == 1:
+        return h1s[0]
     title = _one_line(root.findtext(".//title") or "")
+    named = _opening_name(region, title)
+    if named:
+        return named
     match = _TITLE_SUFFIX.match(title)
-    if match:
-        return match.group(1)
-    return title or url.rstrip("/").rsplit("/", 1)[-1] or url
+    if match and match.group(1).count("(") <= match.group(1).count(")"):
+        return match.group(1)  # not a cut inside brackets: "Name (Index - J)"
+    return title or (h1s[0] if h1s else "") or url.rstrip("/").rsplit("/", 1)[-1] or url
+
+
+_SECTION_NUMBER = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)*\.?\s+(?=\w)")
+_OPENING_MAX = 80  # characters: a longer line is a sentence, not a name
+
+
+def _opening_name(region: HtmlElement, title: str) -> str:
+    """The region's first heading, or its first line of text when that is a short
+    paragraph, if it is a whole part of the <title> (its words in a row, between the
+    title's punctuation or ends: "Build" in "Build (SBCL Internals)", "Index - J" in
+    "pkg: … (Index - J)", never "Macros" in "LMDB: Version Macros")."""
+    if not title:
+        return ""
+    words, bounded = _title_parts(title)
+    first_block = _first_text_block(region)
+    opening = first_block if first_block is not None and first_block.tag == "p" else None
+    for candidate in (next(region.iter(*_HEADINGS), None), opening):
+        if candidate is None:
+            continue
+        text = _one_line(candidate.text_content())
+        name = _TITLE_WORD.findall(_SECTION_NUMBER.sub("", text).casefold())
+        if text and len(text) <= _OPENING_MAX and name and _holds(words, bounded, name):
+            return text
+    return ""
+
+
+def _first_text_block(region: HtmlElement) -> HtmlElement | None:
+    """The first block of text the region shows (a leaf: no text block inside it)."""
+    for element in region.iter(*_TEXT_BLOCKS):
+        if element is region or not _one_line(element.text_content()):
+            continue
+        inner = (e for e in element.iter(*_TEXT_BLOCKS) if e is not element)
+        if next((e for e in inner if _one_line(e.text_content())), None) is None:
+            return element
+    return None
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_TEXT_BLOCKS = ("p", "div", "li", "td", "th", "dt", "dd", "pre", "table", *_HEADINGS)
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def _title_parts(title: str) -> tuple[list[str], list[bool]]:
+    """The title's words, and for each gap (before the first word, between two, after
+    the last) whether it parts the title: an end, or punctuation ("Build (SBCL": yes;
+    "Version Macros": no)."""
+    matches = list(_TITLE_WORD.finditer(title))
+    edges = [0, *(m.end() for m in matches)]
+    starts = [*(m.start() for m in matches), len(title)]
+    gaps = [title[a:b] for a, b in zip(edges, starts, strict=True)]
+    bounded = [i in (0, len(matches)) or bool(gap.strip()) for i, gap in enumerate(gaps)]
+    return [m.group(0).casefold() for m in matches], bounded
+
+
+def _holds(words: list[str], bounded: list[bool], run: list[str]) -> bool:
+    size = len(run)
+    return any(
+        words[i : i + size] == run and bounded[i] and bounded[i + size]
+        for i in range(len(words) - size + 1)
+    )
 
 
 def page_description(root: HtmlElement, region: HtmlElement) -> str:
@@ -122,11 +188,16 @@ def page_description(root: HtmlElement, region: HtmlElement) -> str:
 def with_heading(markdown: str, title: str) -> str:
     """Make the page start with an h1: keep the region's own, else add one from the title."""
     if markdown.startswith("# "):
+        first = markdown.partition("\n")[0]
+        if _plain(first[2:]) != _plain(title) and _h1_count(markdown) > 1:
+            return f"# {title}\n\n{markdown}"  # the h1s are sections: the title tops them
         return markdown
     # mdBook and others open a page with an h2: that heading is the page's title.
     first, _, rest = markdown.partition("\n")
     if re.fullmatch(r"#{2,6} (.+)", first) and _plain(first.lstrip("#")) == _plain(title):
         return f"# {_one_line(first.lstrip('#'))}\n{rest}"
+    if _plain(first) == _plain(title) and not rest[:1].strip():
+        return f"# {title}\n{rest}"  # a caption line naming the page ("Index - J")
     # The page's own h1 after a kicker ("Package x", a breadcrumb line): lift it to the top.
     lines = markdown.split("\n")
     for i, line in enumerate(lines):
@@ -140,6 +211,17 @@ def with_heading(markdown: str, title: str) -> str:
             break  # a heading of no words ("## —", a rule drawn as one) is still a kicker
     heading = f"# {title}"
     return f"{heading}\n\n{markdown}" if markdown else heading
+
+
+def _h1_count(markdown: str) -> int:
+    """h1 lines outside code blocks."""
+    count, fenced = 0, False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            count += 1
+    return count
 
 
 def _plain(text: str) -> str:

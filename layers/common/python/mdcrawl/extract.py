@@ -312,6 +312,8 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     _drop_code_annotations(region)
     _line_breaks_in_pre(region)
     _unwrap_heading_self_links(region)
+    _drop_permalinks(region)
+    _drop_repeated_affordances(region)
     _links_around_blocks(region)
     _drop_comments(region)
     # libxml2 does not know <wbr> is empty and may nest the following text inside it.
@@ -582,6 +584,92 @@ def move_ids(source: HtmlElement, holder: HtmlElement) -> None:
         holder.set(ID_ALIASES, f"{holder.get(ID_ALIASES) or ''} {kept}".strip())
 
 
+def _drop_permalinks(region: HtmlElement) -> None:
+    """A link into the page drawn as a permalink glyph ("#", "¶", "§", or nothing) beside
+    a signature or a term, not only in a heading, is the anchor's handle, not content:
+    it goes, its ids stay on its parent."""
+    for anchor in _SHORT_FRAGMENT_LINKS(region):
+        parent = anchor.getparent()
+        if parent is None or anchor.find(".//img") is not None:
+            continue
+        text = anchor.text_content()
+        # a glyph, not a word: "[link](#link) objects" in a sentence is the writer's
+        if is_permalink_glyph(text) and not _WORD_CHAR.search(text):
+            move_ids(anchor, parent)
+            anchor.drop_tree()
+
+
+_WORD_CHAR = re.compile(r"\w")
+# Links into the page with a label of a few characters at most (a glyph), found in C.
+_SHORT_FRAGMENT_LINKS = lxml.etree.XPath(
+    ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
+)
+# Links whose label could be an affordance's ("[source]", "View source"), found in C.
+_SHORT_LINKS = lxml.etree.XPath(".//a[@href and string-length(normalize-space()) < 16]")
+
+
+# Labels of the links a docs page repeats beside each item for the viewer, not the reader:
+# the highlighted source of the item ("Source", "[source]", "src").
+AFFORDANCE_LABELS = frozenset({"source", "src", "view source", "show source"})
+_LABEL_PUNCTUATION = re.compile(r"[\W_]+")
+_SEPARATOR_BEFORE = re.compile(r"\s*[·|•]\s*$")
+_SEPARATOR_AFTER = re.compile(r"^\s*[·|•]\s*")
+_BLOCK_ANCESTORS = frozenset(
+    {"p", "div", "li", "td", "th", "dt", "dd", "section", "summary", "blockquote", "table",
+     "h1", "h2", "h3", "h4", "h5", "h6", "body"}
+)  # fmt: skip
+
+
+def _drop_repeated_affordances(region: HtmlElement) -> None:
+    """A "Source" link repeated beside each item of a page, to a different place each
+    time, is the viewer's affordance (like a permalink), not content. Only when the page
+    repeats it (one "source" link in a sentence is the writer's) and never when it is
+    all its block holds (a table column of source links is data)."""
+    found = [a for a in _SHORT_LINKS(region) if _is_affordance(a)]
+    if len(found) < 2 or len({a.get("href") for a in found}) < 2:
+        return
+    for anchor in found:
+        block = next((b for b in anchor.iterancestors() if b.tag in _BLOCK_ANCESTORS), None)
+        if block is None or not _has_other_text(block, anchor):
+            continue
+        _drop_with_separator(anchor)
+
+
+def _is_affordance(anchor: HtmlElement) -> bool:
+    """Labelled as one, and not an identifier that happens to be the word: a method
+    named ``source`` links to ``…#method.source``, its name in its target."""
+    href = anchor.get("href")
+    if not href:
+        return False
+    label = _affordance_label(anchor.text_content())
+    return label in AFFORDANCE_LABELS and label.replace(" ", "") not in href.lower()
+
+
+def _affordance_label(text: str) -> str:
+    return " ".join(_LABEL_PUNCTUATION.sub(" ", text.lower()).split())
+
+
+def _has_other_text(block: HtmlElement, anchor: HtmlElement) -> bool:
+    own = len(_LABEL_PUNCTUATION.sub("", anchor.text_content()))
+    return len(_LABEL_PUNCTUATION.sub("", block.text_content())) > own
+
+
+def _drop_with_separator(anchor: HtmlElement) -> None:
+    """The link goes with the "·" or "|" that joined it to its neighbour ("1.0 · source")."""
+    previous, parent = anchor.getprevious(), anchor.getparent()
+    before = previous.tail if previous is not None else parent.text
+    if before and _SEPARATOR_BEFORE.search(before):
+        before = _SEPARATOR_BEFORE.sub(" ", before)
+        if previous is not None:
+            previous.tail = before
+        else:
+            parent.text = before
+    elif anchor.tail:
+        anchor.tail = _SEPARATOR_AFTER.sub(" ", anchor.tail)
+    move_ids(anchor, parent)
+    anchor.drop_tree()
+
+
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
 
 
@@ -595,6 +683,12 @@ def _links_around_blocks(region: HtmlElement) -> None:
         if not href or not blocks:
             continue
         title = next((b for b in blocks if b.tag[0] == "h" and b.tag[1:].isdigit()), blocks[0])
+        if href.startswith("#") and title.tag in _HEADING_TAGS:
+            # A heading wrapped in a link to itself (Haddock's sections): a permalink,
+            # as in ``_unwrap_heading_self_links``; the ids go to the heading.
+            move_ids(anchor, title)
+            anchor.drop_tag()
+            continue
         link = lxml.html.Element("a", href=href)
         link.text, title.text = title.text, None
         link.extend(list(title))

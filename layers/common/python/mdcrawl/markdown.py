@@ -219,13 +219,15 @@ class DocsConverter(MarkdownConverter):
 
     def escape(self, text: str, parent_tags: set[str]) -> str:
         # "<string>" in prose (Node's type names, "<name>" placeholders) would read as
-        # an HTML tag: escaped, it stays text.
+        # an HTML tag: escaped, it stays text. Every "<" before a letter, not only one
+        # closed in the same text: a generic type split by links ("<E extends [T](…)>")
+        # is closed in a later text node.
         text = super().escape(text, parent_tags)
         return _TAG_START.sub(r"\\<", text) if "<" in text else text
 
 
 # What CommonMark could read as raw HTML or an autolink: <tag ...>, </tag>, <!..., <?...
-_TAG_START = re.compile(r"<(?=/?[A-Za-z][^<>\n]*>|[!?])")
+_TAG_START = re.compile(r"<(?=/?[A-Za-z!?])")
 _INLINE_CONTEXT = {"td", "th"}
 _NOFORMAT = {"pre", "code", "kbd", "samp"}
 

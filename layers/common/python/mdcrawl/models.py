@@ -14,7 +14,7 @@ from .options import core_defaults
 
 # Bumped whenever extraction or markdown output changes, so the markdown cache
 # (keyed by content hash + this) never serves output of an older converter.
-CONVERTER_VERSION = "7"
+CONVERTER_VERSION = "8"
 
 
 class JobStatus(StrEnum):

@@ -152,6 +152,13 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         nav=(".wy-menu-vertical a.reference", ".wy-menu a"),
     ),
     GeneratorRule(
+        name="sphinx-celery",  # sphinx_celery: a version banner ("deck") atop the body
+        markers=("div.deck",),
+        content=("div.body[role=main]", "div.body"),
+        drop=_SPHINX_DROP + (".deck",),
+        nav=_SPHINX_NAV,
+    ),
+    GeneratorRule(
         name="sphinx",  # alabaster, classic, pallets, celery, nature, haiku, agogo...
         markers=_SPHINX_MARKERS,
         generator="sphinx",
@@ -300,6 +307,13 @@ GENERATORS: tuple[GeneratorRule, ...] = (
         content=("main.pdoc", "main"),
         drop=(".pdoc-button", ".view-source-button", "details.source"),
         nav=("nav.pdoc a",),
+    ),
+    GeneratorRule(
+        name="gtk-doc",  # DocBook XSL output with gtk-doc's own navigation and footer
+        generator="gtk-doc",
+        content=("body",),
+        drop=("table.navigation", "div.footer", ".navheader", ".navfooter"),
+        toc=("div.toc a",),
     ),
     GeneratorRule(
         name="docbook",

@@ -31,13 +31,15 @@ from functools import cached_property
 
 from lxml.html import HtmlElement
 
-VERSION = 1
+VERSION = 2
 SAMPLE_SIZE = 24  # pages learned from: Vieira et al. find tens enough
 MIN_PAGES = 4  # fewer pages than this say nothing about what repeats
 MAX_PIECE = 300  # characters: a longer piece of text is a paragraph, never template
 LEARN_ELEMENTS = 40_000  # enough elements seen to stop reading the sample...
 MIN_SAMPLE = 8  # ...once at least this many pages have been read
 SITE_SHARE = 0.5  # on at least this share of the sample: part of the template
+MENU_SHARE = 0.2  # a menu (links only) repeated word for word on this share is chrome
+MIN_MENU_PAGES = 3
 SOLID_CHROME = 0.9  # an element with this share of template text is chrome
 LINK_DENSE = 0.5  # link text share of a link container
 BAR_LABELS = 0.8  # a link bar's text outside its links is this much template text
@@ -72,6 +74,11 @@ class SiteTemplate:
     text: frozenset[str]  # template text pieces ("parent/element|words")
     paths: frozenset[str]  # paths of link containers that are chrome
     pages: int  # how many pages it was learned from
+    menus: frozenset[str] = frozenset()  # words of menus many pages repeat
+
+    @cached_property
+    def menu_sizes(self) -> frozenset[int]:
+        return frozenset(int(menu.partition("|")[0]) for menu in self.menus)
 
     @cached_property
     def id(self) -> str:
@@ -85,6 +92,7 @@ class SiteTemplate:
             "ids": sorted(self.ids),
             "text": sorted(self.text),
             "paths": sorted(self.paths),
+            "menus": sorted(self.menus),
         }
         return json.dumps(doc, separators=(",", ":"))
 
@@ -93,7 +101,7 @@ class SiteTemplate:
         doc = json.loads(data)
         if doc.get("version") != VERSION or not doc.get("pages"):
             return None  # an older template, or "learned: nothing"
-        sets = {k: frozenset(doc[k]) for k in ("ids", "text", "paths")}
+        sets = {k: frozenset(doc[k]) for k in ("ids", "text", "paths", "menus")}
         return cls(pages=doc["pages"], **sets)
 
 
@@ -292,6 +300,7 @@ def learn(bodies: Sequence[HtmlElement]) -> SiteTemplate | None:
         text=text,
         paths=frozenset(p for p, n in seen.items() if n >= floor and dense[p] >= 0.8 * n),
         pages=len(walked),
+        menus=_menus(walked),
     )
 
 
@@ -327,7 +336,7 @@ def content_region(body: HtmlElement, template: SiteTemplate) -> HtmlElement | N
     all template (nothing varies: let the cascade decide)."""
     nodes = _walk(body, template.ids, text=template.text)
     chrome = _chrome(nodes, template)
-    content, headings = _content_chars(nodes, chrome)
+    content, headings = _content_chars(nodes, chrome, _title_words(body))
     if content[-1] == 0:
         return None
     start = _region(nodes, content, headings)
@@ -358,6 +367,7 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
     while index < len(nodes):
         node = nodes[index]
         placed = node.path in template.paths and _placed_chrome(node)
+        placed = placed or _repeated_menu(node, template)
         solid = _solid(node)
         bar = _link_bar(node) or _fixed_label_bar(node)
         if placed or solid or bar or node.element.tag in _NAVIGATION:
@@ -366,7 +376,67 @@ def _chrome(nodes: list[_Node], template: SiteTemplate) -> dict[int, bool]:
             index = node.end  # its subtree is chrome with it
         else:
             index += 1
+    # A collapsed page index goes even inside chrome kept for the region's edges.
+    found.update((i, True) for i, n in enumerate(nodes) if _page_index(n))
     return found
+
+
+def _repeated_menu(node: _Node, template: SiteTemplate) -> bool:
+    """A menu of the template's, found by its number of links before its words."""
+    return (
+        node.anchors in template.menu_sizes and _menu(node) and _menu_text(node) in template.menus
+    )
+
+
+def _menu(node: _Node) -> bool:
+    return _link_list(node) and node.anchors >= MENU_LINKS
+
+
+def _menu_text(node: _Node) -> str:
+    """A menu by its number of links and its words, wherever it stands (a letter bar
+    A-Z, a section's sidebar)."""
+    words = " ".join(_NOT_WORD.sub(" ", node.element.text_content()).lower().split())
+    return f"{node.anchors}|{words}"
+
+
+def _menus(walked: list[list[_Node]]) -> frozenset[str]:
+    """Menus (long runs of links, nearly all link text) found word for word on
+    MENU_SHARE of the sample: a pager of index letters on the index pages, the sidebar
+    of one section of a site, which half of the pages do not share."""
+    counts: Counter[str] = Counter()
+    for nodes in walked:
+        found, index = set(), 1
+        while index < len(nodes):
+            if _menu(nodes[index]):
+                found.add(_menu_text(nodes[index]))
+                index = nodes[index].end
+            else:
+                index += 1
+        counts.update(found)
+    floor = max(MIN_MENU_PAGES, MENU_SHARE * len(walked))
+    return frozenset(text for text, n in counts.items() if n >= floor)
+
+
+def _page_index(node: _Node) -> bool:
+    """A collapsed box listing the page's own members, each item leading with a link to
+    its place below (Haddock's "Synopsis": a second copy of every signature, hidden until
+    opened), on any page, wherever it stands. (An open list of the page's sections is
+    left to the template: a Texinfo chapter's menu is read as content.)"""
+    element = node.element
+    return (
+        element.tag == "details"
+        and element.get("open") is None
+        and _items_lead_into_page(element)
+    )
+
+
+def _items_lead_into_page(element: HtmlElement) -> bool:
+    items = element.findall(".//li")
+    leading = 0
+    for item in items:
+        first = next((a for a in item.iter("a") if a.get("href")), None)
+        leading += first is not None and first.get("href", "").startswith("#")
+    return len(items) >= LIST_LINKS and leading >= TOC_FRAGMENTS * len(items)
 
 
 def _solid(node: _Node) -> bool:
@@ -385,8 +455,12 @@ def _link_bar(node: _Node) -> bool:
     )
 
 
-def _content_chars(nodes: list[_Node], chrome: dict[int, bool]) -> tuple[list[int], list[int]]:
-    """Prefix sums, in document order, of text and of headings outside chrome."""
+def _content_chars(
+    nodes: list[_Node], chrome: dict[int, bool], title: list[str]
+) -> tuple[list[int], list[int]]:
+    """Prefix sums, in document order, of text and of headings outside chrome. A short
+    line the page's <title> names ("Index - U" above an index's entries, where the
+    <title> is "pkg: … (Index - U)") counts as a heading: the region keeps it."""
     chars = [0] * (len(nodes) + 1)
     headings = [0] * (len(nodes) + 1)
     skip_until = 0
@@ -395,9 +469,32 @@ def _content_chars(nodes: list[_Node], chrome: dict[int, bool]) -> tuple[list[in
             skip_until = max(skip_until, node.end)
         inside = index >= skip_until
         chars[index + 1] = chars[index] + (sum(map(len, node.parts)) if inside else 0)
-        heading = inside and node.element.tag in _HEADINGS
+        heading = inside and (node.element.tag in _HEADINGS or _names_page(node, title))
         headings[index + 1] = headings[index] + heading
     return chars, headings
+
+
+CAPTION_MAX = 80  # characters: a longer line is a sentence, not the page's name
+_WORD = re.compile(r"\w+")
+
+
+def _title_words(body: HtmlElement) -> list[str]:
+    root = body.getparent()
+    title = root.findtext("head/title") if root is not None else None
+    return _WORD.findall(title.casefold()) if title else []
+
+
+def _names_page(node: _Node, title: list[str]) -> bool:
+    """A paragraph of a few words, all of them in a row in the page's <title>."""
+    if not title or node.element.tag != "p" or not node.parts or node.total > CAPTION_MAX:
+        return False
+    first = _WORD.search(node.parts[0])
+    if first is None or first.group(0).casefold() not in title:
+        return False  # most paragraphs: their first word is not the title's
+    words = _WORD.findall(node.element.text_content().casefold())
+    return bool(words) and any(
+        title[i : i + len(words)] == words for i in range(len(title) - len(words) + 1)
+    )
 
 
 def _region(nodes: list[_Node], content: list[int], headings: list[int]) -> int:
@@ -445,7 +542,7 @@ def density_region(body: HtmlElement) -> HtmlElement | None:
     two sections stays). None when nothing is left."""
     nodes = _walk(body, frozenset())
     chrome = _outermost(nodes, lambda n: n.element.tag in _SEMANTIC or _link_list(n))
-    content, headings = _content_chars(nodes, chrome)
+    content, headings = _content_chars(nodes, chrome, _title_words(body))
     if content[-1] == 0:
         return None
     start = _region(nodes, content, headings)

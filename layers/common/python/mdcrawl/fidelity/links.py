@@ -75,7 +75,7 @@ def _fragments(page: BundlePage, fragment: str) -> set[str]:
     good = {fragment} & md.anchors
     heading = page.html_anchors.get(fragment)
     if heading is None or heading == "":  # unknown id, or top of page: the page itself
-        good.add("")
+        good.update(("", *_title_anchors(md)))
     if heading:
         good.update(md.heading_slugs.get(heading, ()))
     return good
