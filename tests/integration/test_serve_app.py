@@ -93,6 +93,8 @@ async def test_the_servers_caps_bound_and_default_what_a_job_asks_for(tmp_path: 
             taken = await client.post("/jobs", json={"url": "http://127.0.0.1:9/"})
             assert taken.status_code == 202 and taken.json()["options"]["max_pages"] == 10
             assert taken.json()["options"]["budget_s"] == 300  # the CLI default, under 3600
+            # A job id of one newline names no job; it must not read as GET /jobs.
+            assert (await client.get("/jobs/%0A")).status_code == 404
             hints = page_hints((await client.get("/")).text)
             assert hints["max_pages"] == {"placeholder": 10, "min": 1, "max": 10}
             assert hints["budget_s"] == {"placeholder": 300, "min": 1, "max": 3600}

@@ -146,7 +146,9 @@ async def to_api_request(request: Request, api_key: str, max_bytes: int) -> ApiR
     headers = {name: ", ".join(request.headers.getlist(name)) for name in request.headers}
     return ApiRequest(
         method=request.method,
-        path=request.url.path,
+        # The path as it arrived, percent-decoded: request.url re-parses it with urlsplit,
+        # which deletes tabs and newlines, so "/jobs/%0A" would read as "/jobs/".
+        path=request.scope["path"],
         query=dict(request.query_params),
         headers=headers,
         body=await read_body(request, max_bytes),
