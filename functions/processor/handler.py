@@ -6,6 +6,7 @@ the events table's stream (the fanout function)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -30,8 +31,10 @@ def pages_of(event: dict[str, Any]) -> list[CrawledPage]:
     return [from_data(CrawledPage, page) for page in raw]
 
 
-def handle(event: dict[str, Any], deps: ProcessDeps) -> dict[str, Any]:
-    records = process_pages(pages_of(event), deps)
+def handle(
+    event: dict[str, Any], deps: ProcessDeps, time_left: Callable[[], float] | None = None
+) -> dict[str, Any]:
+    records = process_pages(pages_of(event), deps, time_left)
     return {
         "job_id": records[0].job_id if records else event.get("job_id"),
         "pages": [{"url_hash": r.url_hash, "status": str(r.status)} for r in records],
@@ -44,7 +47,9 @@ def handle(event: dict[str, Any], deps: ProcessDeps) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     pages = event.get(PAGES) or [event]
     logger.append_keys(job_id=pages[0].get("job_id"), urls=[p.get("url") for p in pages])
-    answer = handle(event, RUNTIME.processor)
+    answer = handle(
+        event, RUNTIME.processor, lambda: context.get_remaining_time_in_millis() / 1000.0
+    )
     for status, count in Counter(p["status"] for p in answer["pages"]).items():
         metrics.add_metric(name=f"Pages{status.capitalize()}", unit=MetricUnit.Count, value=count)
     return answer

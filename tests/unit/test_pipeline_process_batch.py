@@ -12,7 +12,7 @@ from mdcrawl.models import CrawledPage, CrawlOptions, EventType, Job, PageStatus
 from mdcrawl.names import job_key
 from mdcrawl.pipeline import templating
 from mdcrawl.pipeline.process import ProcessDeps
-from mdcrawl.pipeline.process_batch import process_pages
+from mdcrawl.pipeline.process_batch import STOP_MARGIN_S, process_pages
 from mdcrawl.template import NO_TEMPLATE_JSON
 
 BODY = b"<html><head><title>T</title></head><body><main><h1>%d</h1><p>%s</p></main></body></html>"
@@ -108,4 +108,20 @@ def test_a_store_error_mid_batch_still_counts_the_pages_recorded_before_it(
     assert stores.jobs.get("j1").counters.processed == 1
     # Lambda delivers the event again: the rest is recorded, nothing counted twice.
     process_pages(pages(), replace(deps, pages=stores.pages))
+    assert stores.jobs.get("j1").counters.processed == 3
+
+
+def test_a_batch_short_of_time_records_its_first_pages_and_leaves_the_rest(
+    stores: LocalStores,
+) -> None:
+    """Under the stop margin the batch ends early instead of being killed at its timeout:
+    the pages left have no record (finalize hands them over again, each alone)."""
+    deps = ProcessDeps(stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock)
+    left = iter([60.0, STOP_MARGIN_S - 1])  # asked before the 2nd page, then the 3rd
+    records = process_pages(pages(), deps, time_left=lambda: next(left))
+    assert [r.url_hash for r in records] == ["u0", "u1"]
+    assert stores.pages.get("j1", "u2") is None
+    assert stores.jobs.get("j1").counters.processed == 2
+    # Plenty of time: a later delivery records the rest.
+    assert [r.url_hash for r in process_pages(pages(), deps, lambda: 60.0)] == ["u0", "u1", "u2"]
     assert stores.jobs.get("j1").counters.processed == 3

@@ -7,6 +7,12 @@ whole batch as one block, and the pages are converted before any is recorded, so
 markdown cache documents go out as one object when the first record is written (a
 record may point at its document only once that is stored).
 
+A batch stops early, leaving its last pages unrecorded, when the time left
+(``time_left``: the Lambda's remaining time) falls under ``STOP_MARGIN_S``: Lambda would
+otherwise kill the invocation at its timeout and retry the whole batch, and a slow page
+would keep taking its batch-mates down with it. The pages left are handed over again,
+each alone, by finalize's ``rehand`` once the job has owed them records for a while.
+
 What a crash costs: the counter sums of the pages recorded before it (the counters are
 a progress display; the page records decide what the job contains). A redelivered batch
 skips the pages already recorded and counts only the others, so no page counts twice.
@@ -15,7 +21,7 @@ skips the pages already recorded and counts only the others, so no page counts t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
@@ -30,20 +36,48 @@ from .process import (
     process_page,
 )
 
+# Time kept back from the function's timeout: enough to record the pages converted
+# (S3 and DynamoDB writes) and answer, with the slowest page's conversion still to spare.
+STOP_MARGIN_S = 20.0
 
-def process_pages(pages: Sequence[CrawledPage], deps: ProcessDeps) -> list[PageRecord]:
-    """The pages' records, in order; counters written once (also when a page raised)."""
+
+def process_pages(
+    pages: Sequence[CrawledPage],
+    deps: ProcessDeps,
+    time_left: Callable[[], float] | None = None,
+) -> list[PageRecord]:
+    """The records of the pages handled, in order (all of them unless time ran short);
+    counters written once (also when a page raised)."""
     summed = SummedCounters(deps.jobs)
     each = replace(deps, jobs=summed)
+    in_time = _in_time(time_left)
     with _packing(deps.blobs):
         try:
             if len(pages) > 1:
                 _prefetch(pages, each)
-                for page in pages:
-                    convert_ahead(page, each)
+                pages = _converted_in_time(pages, each, in_time)
             return [process_page(page, each) for page in pages]
         finally:
             summed.flush()
+
+
+def _converted_in_time(
+    pages: Sequence[CrawledPage], deps: ProcessDeps, in_time: Callable[[], bool]
+) -> list[CrawledPage]:
+    """The leading pages converted before time ran short (at least the first)."""
+    done: list[CrawledPage] = []
+    for page in pages:
+        if done and not in_time():
+            break
+        convert_ahead(page, deps)
+        done.append(page)
+    return done
+
+
+def _in_time(time_left: Callable[[], float] | None) -> Callable[[], bool]:
+    if time_left is None:
+        return lambda: True
+    return lambda: time_left() > STOP_MARGIN_S
 
 
 def _prefetch(pages: Sequence[CrawledPage], deps: ProcessDeps) -> None:
