@@ -212,7 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     options = {"max_pages": args.max_pages, "concurrency": args.concurrency,
                "budget_s": args.budget_s}
     build = offline_stack if args.threads else served_stack
-    with pytest.MonkeyPatch.context() as mp, build(mp) as stack:
+    # The handlers' metrics (Powertools prints EMF lines, some as the stack shuts down)
+    # go to stderr: stdout carries the one JSON line.
+    with (
+        contextlib.redirect_stdout(sys.stderr),
+        pytest.MonkeyPatch.context() as mp,
+        build(mp) as stack,
+    ):
         # The service's hosted caps (infra config) would refuse a big benchmark job.
         env = stack.runtimes["api"]._environ
         assert env is not None
@@ -220,9 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                     cap_env("budget_s"): str(args.budget_s)})
         harness = Harness(stack, async_workers=max(16, args.concurrency * 2),
                           processes=not args.threads)
-        # The handlers' metrics (Powertools prints EMF lines) go to stderr: stdout
-        # carries the one JSON line.
-        with harness.installed(mp), target(args) as url, contextlib.redirect_stdout(sys.stderr):
+        with harness.installed(mp), target(args) as url:
             fresh = run_job(harness, url, args.latency_ms, options, watch=args.watch)
             cached = fresh if args.fresh_only else run_job(harness, url, args.latency_ms, options)
     if args.verbose:
