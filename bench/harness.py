@@ -66,6 +66,7 @@ from bench.meter import (  # noqa: F401 - re-exported: bench.cost and tests use 
     MEMORY_MB,
     S3_PUT_CLASS,
     Meter,
+    counted_send,
     ws_billed_messages,
 )
 from tests.support.aws import FAKE_CREDENTIALS, REGION, MotoAws
@@ -323,35 +324,13 @@ class Harness:
 
 
 def _counted_send(harness: Harness) -> Any:
-    """``AsyncClient.send`` counting each request in flight from its start until its
-    response is closed (the fetcher streams bodies, so that is after the last byte)."""
-    original = httpx.AsyncClient.send
+    """``AsyncClient.send`` counting each request in flight at the site (bench/meter.py)."""
 
-    async def send(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> Any:
-        meter, host = harness.meter, f"{request.url.host}:{request.url.port}"
-        meter.enter(host)
-        try:
-            response = await original(client, request, **kwargs)
-        except BaseException:
-            meter.leave(host)
-            raise
-        if not kwargs.get("stream"):
-            meter.leave(host)
-            return response
-        close, left = response.aclose, []
+    def start(host: str) -> Any:
+        harness.meter.enter(host)
+        return lambda: harness.meter.leave(host)
 
-        async def aclose() -> None:
-            try:
-                await close()
-            finally:
-                if not left:
-                    left.append(True)
-                    meter.leave(host)
-
-        response.aclose = aclose  # type: ignore[method-assign]
-        return response
-
-    return send
+    return counted_send(httpx.AsyncClient.send, start)
 
 
 def transitions(stack: OfflineStack, job_id: str) -> int:

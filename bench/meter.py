@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,3 +277,35 @@ def _updated_names(params: dict[str, Any]) -> set[str]:
     names = params.get("ExpressionAttributeNames") or {}
     tokens = re.findall(r"#?[A-Za-z_][A-Za-z0-9_]*", params.get("UpdateExpression", ""))
     return {names.get(t, t) for t in tokens}
+
+
+def counted_send(original: Any, start: Callable[[str], Callable[[], None]]) -> Any:
+    """An ``httpx.AsyncClient.send`` that calls ``start(host)`` as each request begins and
+    the ``done`` it returned once, when the response is closed (the fetcher streams bodies,
+    so that is after the last byte) or the request failed: one request in flight at the
+    crawled site, as the site sees it."""
+
+    async def send(client: Any, request: Any, **kwargs: Any) -> Any:
+        done = start(f"{request.url.host}:{request.url.port}")
+        try:
+            response = await original(client, request, **kwargs)
+        except BaseException:
+            done()
+            raise
+        if not kwargs.get("stream"):
+            done()
+            return response
+        close, left = response.aclose, []
+
+        async def aclose() -> None:
+            try:
+                await close()
+            finally:
+                if not left:
+                    left.append(True)
+                    done()
+
+        response.aclose = aclose
+        return response
+
+    return send

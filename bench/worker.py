@@ -107,40 +107,16 @@ def _run(module: ModuleType, event: Any, context: LambdaContext) -> tuple[bool, 
 
 def _count_requests(meter: Any) -> None:
     """Each request to the crawled site as (host, start, end) on the machine-wide
-    monotonic clock, from its start until its response is closed (the fetcher streams
-    bodies, so that is after the last byte)."""
+    monotonic clock: the parent sweeps them for the peak in flight."""
     import httpx
 
-    original = httpx.AsyncClient.send
+    from bench.meter import counted_send
 
-    async def send(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> Any:
-        host, began = f"{request.url.host}:{request.url.port}", time.monotonic()
+    def start(host: str) -> Any:
+        began = time.monotonic()
+        return lambda: meter.requests.append((host, began, time.monotonic()))
 
-        def done() -> None:
-            meter.requests.append((host, began, time.monotonic()))
-
-        try:
-            response = await original(client, request, **kwargs)
-        except BaseException:
-            done()
-            raise
-        if not kwargs.get("stream"):
-            done()
-            return response
-        close, left = response.aclose, []
-
-        async def aclose() -> None:
-            try:
-                await close()
-            finally:
-                if not left:
-                    left.append(True)
-                    done()
-
-        response.aclose = aclose  # type: ignore[method-assign]
-        return response
-
-    httpx.AsyncClient.send = send  # type: ignore[method-assign]
+    httpx.AsyncClient.send = counted_send(httpx.AsyncClient.send, start)  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
