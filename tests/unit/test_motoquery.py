@@ -55,7 +55,7 @@ def _fill(client: Any, names: list[str], sort_type: str) -> list[dict[str, str]]
     """The same writes, in a shuffled order, to every table: puts, overwrites,
     deletes, across three partitions. Returns sort values present in partition a."""
     shuffle = random.Random(7)
-    writes = [(pk, n) for pk in ("a", "b", "c") for n in range(60)]
+    writes = [(pk, n) for pk in ("a", "b", "c") for n in range(40)]
     shuffle.shuffle(writes)
     for pk, n in writes:
         item = {
@@ -68,14 +68,14 @@ def _fill(client: Any, names: list[str], sort_type: str) -> list[dict[str, str]]
             item["state"] = {"S": "pending"}
         for name in names:
             client.put_item(TableName=name, Item=item)
-    for pk, n in itertools.product(("a", "b"), range(0, 60, 11)):
+    for pk, n in itertools.product(("a", "b"), range(0, 40, 9)):
         key = {"pk": {"S": pk}, "sk": _sort_value(sort_type, n)}
         for name in names:
             client.delete_item(TableName=name, Key=key)
     for name in names:  # an overwrite keeps the key, changes the item
         item = {"pk": {"S": "a"}, "sk": _sort_value(sort_type, 5), "weight": {"N": "9"}}
         client.put_item(TableName=name, Item=item)
-    return [_sort_value(sort_type, n) for n in (5, 17, 30, 44)]
+    return [_sort_value(sort_type, n) for n in (5, 17, 30, 39)]
 
 
 def _conditions(sort_type: str, values: list[dict[str, str]]) -> Iterator[tuple[str, dict]]:
@@ -115,7 +115,7 @@ def _requests(sort_type: str, values: list[dict[str, str]]) -> Iterator[dict[str
         {"ProjectionExpression": "sk, body"},
     ]
     for (condition, bound), limit, forward, extra in itertools.product(
-        _conditions(sort_type, values), (None, 1, 2, 7, 100), (True, False), extras
+        _conditions(sort_type, values), (None, 1, 7), (True, False), extras
     ):
         request: dict[str, Any] = {
             "KeyConditionExpression": condition,
@@ -151,7 +151,7 @@ def test_patched_query_answers_what_moto_answers(sort_type: str) -> None:
                 answered = _pages(client, "sorted", request)
             assert answered == expected, request
             compared += len(expected)
-        assert compared > 400  # the product above really ran, page by page
+        assert compared > 300  # the product above really ran, page by page
 
 
 def test_sorted_partition_keeps_keys_in_order_through_puts_and_deletes() -> None:
