@@ -31,7 +31,7 @@ from typing import Any
 from unittest import mock
 
 from moto.dynamodb.models.dynamo_type import DynamoType
-from moto.dynamodb.models.table import Table
+from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 
 _ORIGINAL_QUERY = Table.query
 _ORIGINAL_INIT = Table.__init__
@@ -198,11 +198,13 @@ def _matching(
 ) -> list[Any]:
     """The items passing the key condition within ``bounds``, walked in the query's
     direction, at most ``limit``, then the next item of the walk whatever it is: moto
-    stops there and sets ``LastEvaluatedKey`` (so does DynamoDB, at the limit).
-    Returned in ascending order."""
+    stops there and sets ``LastEvaluatedKey`` (so does DynamoDB, at the limit). Also
+    stops at the first item past the 1 MB a page holds (moto stops at it too: a whole
+    partition paged through is then read once, not once per page). Ascending order."""
     lower, upper = max(bounds[0], walk.start), min(bounds[1], walk.stop)
     positions = range(lower, max(lower, upper))
     chosen = []
+    size = 0
     for at in positions if forward else reversed(positions):
         if limit is not None and len(chosen) == limit:
             chosen.append(partition[partition.keys_in_order[at]])  # moto stops here
@@ -211,6 +213,9 @@ def _matching(
         if comparison and not item.range_key.compare(comparison, objs):
             continue
         chosen.append(item)
+        size += item.size()
+        if size > RESULT_SIZE_LIMIT:
+            break
     else:
         nxt = (positions.stop if forward else positions.start - 1) if positions else None
         if limit is not None and len(chosen) == limit and nxt is not None and nxt in walk:

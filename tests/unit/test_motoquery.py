@@ -170,3 +170,28 @@ def test_sorted_partition_keeps_keys_in_order_through_puts_and_deletes() -> None
     assert [int(k.cast_value) for k in partition.keys_in_order] == expected
     assert len(partition) == len(expected)
     assert partition[DynamoType({"N": "7"})] == "again"
+
+
+def test_pages_cut_at_one_megabyte_as_moto_cuts_them() -> None:
+    """Items of ~100 KB: a page stops near 1 MB, with or without a Limit over it."""
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+        _create(client, "plain", "N")
+        with partition_queries():
+            _create(client, "sorted", "N")
+        for n in range(25):
+            item = {"pk": {"S": "a"}, "sk": {"N": str(n)}, "body": {"S": "x" * 100_000}}
+            for name in ("plain", "sorted"):
+                client.put_item(TableName=name, Item=item)
+        for forward, limit in itertools.product((True, False), (None, 20)):
+            request: dict[str, Any] = {
+                "KeyConditionExpression": "pk = :p AND sk >= :v",
+                "ExpressionAttributeValues": {":p": {"S": "a"}, ":v": {"N": "2"}},
+                "ScanIndexForward": forward,
+                **({"Limit": limit} if limit else {}),
+            }
+            expected = _pages(client, "plain", request)
+            with partition_queries():
+                answered = _pages(client, "sorted", request)
+            assert len(expected) >= 3  # the 1 MB cut really happened
+            assert answered == expected, request
