@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 
 from tests.support.aws import FAKE_CREDENTIALS, REGION
-from tests.support.motoquery import SortedPartition, partition_queries
+from tests.support.motoquery import SortedPartition, partition_queries, plain_item_bodies
 
 
 def _create(client: Any, name: str, sort_type: str) -> None:
@@ -195,3 +195,48 @@ def test_pages_cut_at_one_megabyte_as_moto_cuts_them() -> None:
                 answered = _pages(client, "sorted", request)
             assert len(expected) >= 3  # the 1 MB cut really happened
             assert answered == expected, request
+
+
+def _every_type(n: int) -> dict[str, Any]:
+    return {
+        "pk": {"S": "a"},
+        "sk": {"N": str(n)},
+        "text": {"S": f"ünïcode \"quoted\" {n}"},
+        "number": {"N": "-12.50"},
+        "blob": {"B": bytes([0, 255, n % 256]) * 3},
+        "flag": {"BOOL": n % 2 == 0},
+        "nothing": {"NULL": True},
+        "strings": {"SS": ["x", "y"]},
+        "numbers": {"NS": ["1", "2.5"]},
+        "blobs": {"BS": [b"\x00\x01", b"\xff"]},
+        "nested": {"M": {"list": {"L": [{"S": "s"}, {"N": "3"}, {"B": b"\x10"},
+                                        {"M": {"deep": {"BOOL": False}}}]}}},
+    }
+
+
+def test_plain_item_bodies_answer_what_moto_serializes() -> None:
+    """Query, Scan, GetItem (and a write, left to moto) answer the same with
+    ``plain_item_bodies``: every attribute type, binary included."""
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION, **FAKE_CREDENTIALS)
+        _create(client, "plain", "N")
+        for n in range(6):
+            client.put_item(TableName="plain", Item=_every_type(n))
+        calls = [
+            ("query", {"KeyConditionExpression": "pk = :p", "Limit": 4,
+                       "ExpressionAttributeValues": {":p": {"S": "a"}}}),
+            ("scan", {}),
+            ("get_item", {"Key": {"pk": {"S": "a"}, "sk": {"N": "3"}}}),
+            ("get_item", {"Key": {"pk": {"S": "a"}, "sk": {"N": "99"}}}),
+            ("update_item", {"Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                             "UpdateExpression": "SET flag = :f", "ReturnValues": "ALL_NEW",
+                             "ExpressionAttributeValues": {":f": {"BOOL": True}}}),
+        ]
+        for operation, request in calls:
+            expected = getattr(client, operation)(TableName="plain", **request)
+            with plain_item_bodies():
+                answered = getattr(client, operation)(TableName="plain", **request)
+            for answer in (expected, answered):
+                answer.pop("ResponseMetadata")
+            assert answered == expected, operation
+        assert expected["Attributes"]["blob"]["B"] == bytes([0, 255, 1]) * 3
