@@ -318,8 +318,11 @@ class Pipeline(Construct):
         # processor: page records, job counters, events; bodies in, markdown out.
         # Query on pages and the job's template.json: the processor settles the job's
         # site template from the first pages' records (pipeline/templating.py).
+        # BatchGetItem: a batch's existing records in one read (pipeline/process_batch.py).
         table_access(
-            role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem", "Query")
+            role["processor"],
+            t[Table.PAGES],
+            ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "Query"),
         )
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))

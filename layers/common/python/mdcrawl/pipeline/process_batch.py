@@ -49,7 +49,7 @@ def process_pages(
     """The records of the pages handled, in order (all of them unless time ran short);
     counters written once (also when a page raised)."""
     summed = SummedCounters(deps.jobs)
-    each = replace(deps, jobs=summed)
+    each = replace(deps, jobs=summed, pages=_known_records(pages, deps.pages))
     in_time = _in_time(time_left)
     with _packing(deps.blobs):
         try:
@@ -92,6 +92,31 @@ def _prefetch(pages: Sequence[CrawledPage], deps: ProcessDeps) -> None:
     keys = {page.url_hash: markdown_cache_key(page, template, rules) for page in pages}
     prefetch(keys.values())
     prefetch([p.body_key for p in pages if not deps.blobs.exists(keys[p.url_hash])])
+
+
+def _known_records(pages: Sequence[CrawledPage], store: Any) -> Any:
+    """A PageStore that reads the batch's existing records in one request (a store with
+    ``get_many``: AWS) instead of one per page; one job per batch."""
+    get_many = getattr(store, "get_many", None)
+    if get_many is None or len(pages) < 2:
+        return store
+    return KnownRecords(store, get_many(pages[0].job_id, [p.url_hash for p in pages]))
+
+
+class KnownRecords:
+    """A PageStore with some pages' records already read (None: none was there)."""
+
+    def __init__(self, inner: Any, found: dict[str, PageRecord | None]) -> None:
+        self._inner, self._found = inner, found
+
+    def get(self, job_id: str, url_hash: str) -> PageRecord | None:
+        if url_hash in self._found:
+            return self._found[url_hash]
+        record: PageRecord | None = self._inner.get(job_id, url_hash)
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _packing(blobs: Any) -> AbstractContextManager[object]:
