@@ -204,9 +204,11 @@ class Meter:
         return int(self._local.__dict__.get("calls", 0))
 
     def billed_init(self, name: str, seconds: float) -> None:
-        """A cold start's INIT: billed time, not an invocation."""
+        """A cold start's INIT (``seconds`` of it on a full core): billed time, not an
+        invocation, as long as it takes on the function's share of a vCPU."""
+        slower = max(1.0, FULL_VCPU_MB / MEMORY_MB[name])
         with self._lock:
-            self.billed_ms[name] += math.ceil(seconds * 1000)
+            self.billed_ms[name] += math.ceil(seconds * slower * 1000)
 
     def cold_start(self, name: str, init_s: float) -> None:
         with self._lock:
@@ -264,8 +266,8 @@ class Meter:
 
 # What infra/pipeline.py gives each function (MB).
 MEMORY_MB = {
-    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 512,
-    "processor": 1769, "fanout": 256,
+    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 384,
+    "processor": 1769, "fanout": 128,
 }
 # What a worker process counts and hands over (the parent counts invocations itself).
 _MERGED = ("calls", "read_units", "write_units", "write_units_by_table", "violations",

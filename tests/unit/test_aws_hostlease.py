@@ -89,3 +89,41 @@ async def test_robots_is_asked_under_a_slot_once_per_host_per_invocation(table) 
     urls = [f"https://docs.example.com/{i}" for i in range(4)]
     assert await asyncio.gather(*(fetcher.allowed(u) for u in urls)) == [True] * 4
     assert len(takes) == 1
+
+
+async def test_a_slot_done_with_goes_to_a_request_of_the_same_invocation_waiting(table) -> None:
+    """Four requests of one invocation, one slot: each finished request hands its slot to
+    the next (one take, one give-back in all), and the host never sees two at once."""
+    # (Without the hand-over: four takes and four give-backs, and the waiters' tries.)
+    client, name = table
+    writes: list[str] = []
+    leases = HostLeases(client, name, wait_s=30)
+    take, release = leases._take, leases._release
+    def counted_take(slot: str, token: str) -> bool:
+        taken = take(slot, token)
+        writes.append("take" if taken else "tried")
+        return taken
+
+    leases._take = counted_take  # type: ignore[method-assign]
+    leases._release = lambda slot, token: writes.append("give") or release(slot, token)  # type: ignore
+    inflight, peak = 0, 0
+
+    class Slow(Inner):
+        async def fetch(self, url, etag=None, last_modified=None):
+            nonlocal inflight, peak
+            inflight += 1
+            peak = max(peak, inflight)
+            await asyncio.sleep(0.05)
+            inflight -= 1
+            return url
+
+    fetcher = LeasedFetcher(Slow(), leases, 1)
+    urls = [f"https://docs.example.com/{i}" for i in range(4)]
+    assert await asyncio.gather(*(fetcher.fetch(u) for u in urls)) == urls
+    await fetcher.aclose()
+    assert peak == 1
+    assert (writes.count("take"), writes.count("give")) == (1, 1)
+    # Each waiter tried the table once (a failed conditional put is billed), then waited
+    # for the slot its invocation held.
+    assert writes.count("tried") <= 3
+    assert client.scan(TableName=name)["Items"] == []

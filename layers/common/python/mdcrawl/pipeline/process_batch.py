@@ -34,6 +34,7 @@ from .process import (
     generator_rules,
     markdown_cache_key,
     process_page,
+    settle_template,
 )
 
 # Time kept back from the function's timeout: enough to record the pages converted
@@ -56,7 +57,12 @@ def process_pages(
             if len(pages) > 1:
                 _prefetch(pages, each)
                 pages = _converted_in_time(pages, each, in_time)
-            return [process_page(page, each) for page in pages]
+            # The template's sample is checked once, after the batch's records: each
+            # check lists every record of the job so far.
+            records = [process_page(page, each, settle=False) for page in pages]
+            if pages:
+                settle_template(pages[0].job_id, [p.order for p in pages], each)
+            return records
         finally:
             summed.flush()
 
