@@ -266,7 +266,7 @@ class Meter:
 
 # What infra/pipeline.py gives each function (MB).
 MEMORY_MB = {
-    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 384,
+    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1024, "crawler": 384,
     "processor": 1769, "fanout": 128,
 }
 # What a worker process counts and hands over (the parent counts invocations itself).

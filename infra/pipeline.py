@@ -72,10 +72,11 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "crawler": FunctionSpec(memory_mb=384, timeout_s=60),
     # Finalize (assembly of the outputs), its own task: reads every page's markdown
     # (prefetched concurrently), may convert pages again with the settled template
-    # (CPU: 1,769 MB is one full vCPU) and streams docs.md and pages.zip to S3. 15
-    # minutes, Lambda's maximum, holds a 10,000-page job; each "wait" turn while pages
-    # are still processed returns in well under a second.
-    "finalizer": FunctionSpec(memory_mb=1769, timeout_s=900),
+    # and streams docs.md and pages.zip to S3. Mostly waiting on DynamoDB and S3, billed
+    # by duration x memory: 1,024 MB (0.58 vCPU) holds 10,000 pages' markdown compressed
+    # (~50 MB) and assembles them (~10 ms of CPU a page on a full core) well inside 15
+    # minutes, Lambda's maximum; each "wait" turn returns in well under a second.
+    "finalizer": FunctionSpec(memory_mb=1024, timeout_s=900),
     # New events (the events table's stream) -> WebSocket subscribers: waits on
     # DynamoDB and API Gateway only. A batch of 100 events is a few pushes per subscriber.
     # ~80 MB resident (boto3 and the handler): 128 MB, Lambda's least.
