@@ -127,3 +127,44 @@ async def test_a_slot_done_with_goes_to_a_request_of_the_same_invocation_waiting
     # for the slot its invocation held.
     assert writes.count("tried") <= 3
     assert client.scan(TableName=name)["Items"] == []
+
+
+async def test_a_slot_handed_to_a_request_that_found_its_own_is_given_back_at_once() -> None:
+    from mdcrawl.adapters.aws.hostlease import Held
+
+    class Leases:  # the table: a first slot at once, a second when ``free`` is set
+        def __init__(self) -> None:
+            self.free, self.given, self.taken = asyncio.Event(), [], 0
+
+        async def take(self, host, limit, wake=None, handed=None, holding=None):
+            self.taken += 1
+            if self.taken > 1:
+                await self.free.wait()  # busy, then free: this request's own slot
+            return Held(f"s{self.taken}", "t")
+
+        async def give_back(self, held) -> None:
+            self.given.append(held.slot)
+
+    gates = {"/a": asyncio.Event(), "/b": asyncio.Event()}
+
+    class Gated(Inner):
+        async def fetch(self, url, etag=None, last_modified=None):
+            await gates[url[len("https://h") :]].wait()
+            return url
+
+    leases = Leases()
+    fetcher = LeasedFetcher(Gated(), leases, 2)
+    a = asyncio.ensure_future(fetcher.fetch("https://h/a"))
+    await asyncio.sleep(0)
+    b = asyncio.ensure_future(fetcher.fetch("https://h/b"))
+    await asyncio.sleep(0)
+    gates["/a"].set()
+    await a  # s1 handed to b, still waiting for the table
+    leases.free.set()  # b finds s2 free: s1 is not wanted any more
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert leases.given == ["s1"]  # while b still fetches
+    gates["/b"].set()
+    await b
+    await fetcher.aclose()
+    assert leases.given == ["s1", "s2"]

@@ -177,7 +177,16 @@ class LeasedFetcher:
             self._waiting[host] -= 1
         if not handed:  # a slot of the table's: this invocation holds one more
             self._holding[host] = self._holding.get(host, 0) + 1
+            await self._give_back_unwanted(host)
         return held
+
+    async def _give_back_unwanted(self, host: str) -> None:
+        """Slots handed over to requests that then found one of their own: given back
+        at once, not held idle (other invocations would find them taken)."""
+        handed = self._handed.get(host) or []
+        while len(handed) > self._waiting.get(host, 0):
+            self._holding[host] -= 1
+            await self._leases.give_back(handed.pop())
 
     def _pop_handed(self, host: str) -> Held | None:
         handed = self._handed.get(host)
