@@ -96,6 +96,8 @@ def run_job(
             "calls": {f"{s}.{o}": n for (s, o), n in sorted(meter.calls.items())},
             "invocations": dict(meter.invocations),
             "billed_ms": dict(meter.billed_ms),
+            "cpu_ms": {name: round(ms) for name, ms in meter.cpu_ms.items()},
+            "calls_by_function": dict(sorted(meter.calls_by_function.items())),
             "ws_posts": meter.ws_posts,
             "ws_messages": meter.ws_messages,
             "cold_starts": dict(meter.cold_starts),

@@ -66,6 +66,7 @@ from bench.meter import (  # noqa: F401 - re-exported: bench.cost and tests use 
     MEMORY_MB,
     S3_PUT_CLASS,
     Meter,
+    billed_seconds,
     counted_send,
     ws_billed_messages,
 )
@@ -284,13 +285,10 @@ class Harness:
                 return original(name, event)
             finally:
                 environments.give_back(name)
-                if name in CPU_BOUND:
-                    # Lambda gives it a vCPU of its own; here it shares two cores with
-                    # every other invocation: its own CPU time plus its waits on AWS.
-                    own = time.thread_time() - cpu
-                    meter.billed(name, own + (meter.thread_calls() - calls) * meter.latency_s)
-                else:
-                    meter.billed(name, time.perf_counter() - start)
+                own, waits = time.thread_time() - cpu, meter.thread_calls() - calls
+                meter.used_cpu(name, own)
+                wall = time.perf_counter() - start
+                meter.billed(name, billed_seconds(name, wall, own, waits, meter.latency_s))
 
         stack.invoke = invoke  # type: ignore[method-assign]
 

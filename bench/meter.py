@@ -31,8 +31,11 @@ from tests.support.iam import CURRENT_FUNCTION
 OBSERVER_CALLS = {("stepfunctions", "DescribeExecution"), ("stepfunctions", "GetExecutionHistory")}
 DDB_READS = {"GetItem", "Query", "Scan", "BatchGetItem"}
 # Functions billed by their own CPU time plus AWS waits rather than wall time (see
-# Harness._timed_invoke): the processor converts HTML, single-threaded.
+# ``billed_seconds``): the processor converts HTML, single-threaded.
 CPU_BOUND = {"processor"}
+# Lambda gives a function CPU in proportion to its memory: one full vCPU at 1,769 MB
+# (docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+FULL_VCPU_MB = 1769
 S3_PUT_CLASS = {
     "PutObject", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload",
     "CopyObject", "ListObjectsV2",
@@ -88,6 +91,10 @@ class Meter:
     ws_posts: int = 0  # PostToConnection calls
     ws_messages: int = 0  # what API Gateway bills for them (32 KB increments)
     cold_starts: Counter[str] = field(default_factory=Counter)
+    # Per function: AWS calls ("function:service.Operation") and CPU time, where the
+    # money goes inside the totals above.
+    calls_by_function: Counter[str] = field(default_factory=Counter)
+    cpu_ms: Counter[str] = field(default_factory=Counter)
     peak_inflight: Counter[str] = field(default_factory=Counter)
     _inflight: Counter[str] = field(default_factory=Counter)
     # (host, start, end) of each request made in a worker process, on the machine-wide
@@ -110,6 +117,7 @@ class Meter:
         self._local.__dict__["calls"] = self._local.__dict__.get("calls", 0) + 1
         with self._lock:
             self.calls[(service, operation)] += 1
+            self.calls_by_function[f"{CURRENT_FUNCTION.get()}:{service}.{operation}"] += 1
             self._check_limits(service, operation, params)
         if self.latency_s:
             time.sleep(self.latency_s)
@@ -196,9 +204,11 @@ class Meter:
         return int(self._local.__dict__.get("calls", 0))
 
     def billed_init(self, name: str, seconds: float) -> None:
-        """A cold start's INIT: billed time, not an invocation."""
+        """A cold start's INIT (``seconds`` of it on a full core): billed time, not an
+        invocation, as long as it takes on the function's share of a vCPU."""
+        slower = max(1.0, FULL_VCPU_MB / MEMORY_MB[name])
         with self._lock:
-            self.billed_ms[name] += math.ceil(seconds * 1000)
+            self.billed_ms[name] += math.ceil(seconds * slower * 1000)
 
     def cold_start(self, name: str, init_s: float) -> None:
         with self._lock:
@@ -209,6 +219,10 @@ class Meter:
         with self._lock:
             self.invocations[name] += 1
             self.billed_ms[name] += max(1, math.ceil(seconds * 1000))
+
+    def used_cpu(self, name: str, seconds: float) -> None:
+        with self._lock:
+            self.cpu_ms[name] += seconds * 1000
 
     # -- the crawled site ----------------------------------------------------------
     def enter(self, host: str) -> None:
@@ -252,12 +266,30 @@ class Meter:
 
 # What infra/pipeline.py gives each function (MB).
 MEMORY_MB = {
-    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1769, "crawler": 512,
-    "processor": 1769, "fanout": 256,
+    "api": 512, "websocket": 256, "orchestrator": 512, "finalizer": 1024, "crawler": 384,
+    "processor": 1769, "fanout": 128,
 }
 # What a worker process counts and hands over (the parent counts invocations itself).
 _MERGED = ("calls", "read_units", "write_units", "write_units_by_table", "violations",
-           "ws_posts", "ws_messages", "requests")
+           "ws_posts", "ws_messages", "requests", "calls_by_function", "cpu_ms")
+
+
+def billed_seconds(
+    name: str, wall_s: float, cpu_s: float, aws_calls: int, latency_s: float
+) -> float:
+    """What Lambda bills for one invocation of function ``name`` that took ``wall_s`` here
+    and ``cpu_s`` of CPU, with ``aws_calls`` calls waiting ``latency_s`` each.
+
+    Lambda runs a function with ``m`` MB on ``m / FULL_VCPU_MB`` of a vCPU, so its CPU
+    work takes ``FULL_VCPU_MB / m`` times as long there as on a full core, while its
+    waits (AWS calls, the crawled site) take what they take. The processor (CPU-bound)
+    is billed that CPU time plus its AWS waits; the others their wall time here (waits
+    included) plus what the slower CPU adds. A function given less memory is billed
+    for the longer run it would have, never flattered."""
+    slower = max(1.0, FULL_VCPU_MB / MEMORY_MB[name])
+    if name in CPU_BOUND:
+        return cpu_s * slower + aws_calls * latency_s
+    return wall_s + cpu_s * (slower - 1.0)
 
 
 def _interval_peaks(spans: list[tuple[str, float, float]]) -> Counter[str]:

@@ -63,7 +63,7 @@ def main(name: str, fd: int) -> None:
 
     module = load_handler(name)
     init_s = time.process_time()  # before the harness's own imports below
-    from bench.meter import CPU_BOUND, Meter
+    from bench.meter import Meter, billed_seconds
     from tests.support.iam import running_as
 
     session = boto3.Session()
@@ -89,12 +89,11 @@ def main(name: str, fd: int) -> None:
         wall, cpu, calls = time.perf_counter(), time.process_time(), meter.thread_calls()
         with running_as(name):
             ok, answer = _run(module, event, context)
-        if name in CPU_BOUND:
-            # Lambda gives it a vCPU of its own; here it shares two cores with every other
-            # process: its own CPU time plus its waits on AWS.
-            billed = time.process_time() - cpu + (meter.thread_calls() - calls) * latency_s
-        else:
-            billed = time.perf_counter() - wall
+        cpu = time.process_time() - cpu
+        meter.used_cpu(name, cpu)
+        billed = billed_seconds(
+            name, time.perf_counter() - wall, cpu, meter.thread_calls() - calls, latency_s
+        )
         conn.send((ok, answer, billed, meter.take()))
 
 

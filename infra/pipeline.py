@@ -66,16 +66,21 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     # One URL: cache lookup, then a fetch with a 20 s deadline per request (robots.txt
     # is another request), S3 put. 60 s is above that deadline with room for robots and
     # storage, and below the orchestrator's slice so a slice can always wait for it.
-    "crawler": FunctionSpec(memory_mb=512, timeout_s=60),
+    # Mostly waiting (the site, DynamoDB, S3), billed by duration x memory: 384 MB holds
+    # a batch's bodies and the link parse of a page at the 10 MB cap (~180 MB at its
+    # peak); a batch that runs out is retried URL by URL, each alone.
+    "crawler": FunctionSpec(memory_mb=384, timeout_s=60),
     # Finalize (assembly of the outputs), its own task: reads every page's markdown
     # (prefetched concurrently), may convert pages again with the settled template
-    # (CPU: 1,769 MB is one full vCPU) and streams docs.md and pages.zip to S3. 15
-    # minutes, Lambda's maximum, holds a 10,000-page job; each "wait" turn while pages
-    # are still processed returns in well under a second.
-    "finalizer": FunctionSpec(memory_mb=1769, timeout_s=900),
+    # and streams docs.md and pages.zip to S3. Mostly waiting on DynamoDB and S3, billed
+    # by duration x memory: 1,024 MB (0.58 vCPU) holds 10,000 pages' markdown compressed
+    # (~50 MB) and assembles them (~10 ms of CPU a page on a full core) well inside 15
+    # minutes, Lambda's maximum; each "wait" turn returns in well under a second.
+    "finalizer": FunctionSpec(memory_mb=1024, timeout_s=900),
     # New events (the events table's stream) -> WebSocket subscribers: waits on
     # DynamoDB and API Gateway only. A batch of 100 events is a few pushes per subscriber.
-    "fanout": FunctionSpec(memory_mb=256, timeout_s=60),
+    # ~80 MB resident (boto3 and the handler): 128 MB, Lambda's least.
+    "fanout": FunctionSpec(memory_mb=128, timeout_s=60),
     # HTML -> markdown: single-threaded CPU (lxml, readability, markdownify). 1,769 MB is
     # one full vCPU: latency is best and cost is flat (shorter runs at higher price).
     # 60 s covers a 10 MB page, the fetch size cap.
@@ -318,8 +323,11 @@ class Pipeline(Construct):
         # processor: page records, job counters, events; bodies in, markdown out.
         # Query on pages and the job's template.json: the processor settles the job's
         # site template from the first pages' records (pipeline/templating.py).
+        # BatchGetItem: a batch's existing records in one read (pipeline/process_batch.py).
         table_access(
-            role["processor"], t[Table.PAGES], ("GetItem", "PutItem", "UpdateItem", "Query")
+            role["processor"],
+            t[Table.PAGES],
+            ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "Query"),
         )
         table_access(role["processor"], t[Table.JOBS], ("GetItem", "UpdateItem"))
         table_access(role["processor"], t[Table.EVENTS], ("Query", "PutItem"))
@@ -388,8 +396,9 @@ class Pipeline(Construct):
         table_access(role, t[Table.FRONTIER], ("Query", "PutItem"))
         table_access(role, t[Table.EVENTS], ("Query", "PutItem"))
         table_access(role, t[Table.PAGES], ("Query", "PutItem"))
-        # BatchWriteItem: a page converted again goes to the markdown cache (packs.py).
-        table_access(role, t[Table.CACHE], ("GetItem", "BatchWriteItem"))
+        # BatchWriteItem: a page converted again goes to the markdown cache (packs.py);
+        # BatchGetItem: where every page's markdown sits, located together (prefetch.py).
+        table_access(role, t[Table.CACHE], ("GetItem", "BatchGetItem", "BatchWriteItem"))
         bucket_access(
             role,
             b,

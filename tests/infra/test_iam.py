@@ -89,7 +89,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         table(Table.FRONTIER): ddb("Query", "PutItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),
         table(Table.PAGES): ddb("Query", "PutItem"),
-        table(Table.CACHE): ddb("GetItem", "BatchWriteItem"),
+        table(Table.CACHE): ddb("GetItem", "BatchGetItem", "BatchWriteItem"),
         JOBS: {"s3:GetObject", *PUT},
         BODIES: {"s3:GetObject"},
         MARKDOWN: {"s3:GetObject", *PUT},
@@ -108,7 +108,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BUCKET: {"s3:ListBucket"},
     },
     "Processor": {
-        table(Table.PAGES): ddb("GetItem", "PutItem", "UpdateItem", "Query"),
+        table(Table.PAGES): ddb("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "Query"),
         f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         table(Table.JOBS): ddb("GetItem", "UpdateItem"),
         table(Table.EVENTS): ddb("Query", "PutItem"),

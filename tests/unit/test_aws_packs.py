@@ -173,3 +173,30 @@ def test_a_block_past_its_memory_bound_stores_what_it_holds_early(setup, monkeyp
         blobs.put(DOC, b"{}")
     assert s3.calls["put_object"] == 2
     assert blobs.get(BODY_A) == b"12345678" and blobs.get(DOC) == b"{}"
+
+
+def test_finalize_reads_a_jobs_pages_located_together_and_neighbours_in_one_range(
+    setup,
+) -> None:
+    from mdcrawl.adapters.aws.prefetch import PrefetchedBlobs
+
+    blobs, s3, dynamodb, _, aws = setup
+    docs = [f"cache/markdown/v1/p{n}.json" for n in range(5)]
+    with blobs.packing():  # one processor invocation's pages
+        for n, key in enumerate(docs):
+            blobs.put(key, b"page %d" % n)
+    blobs.put("jobs/j1/pages/deferred.md", b"converted at finalize")
+    s3.calls.clear()
+    dynamodb.calls.clear()
+    keys = [*docs, "jobs/j1/pages/deferred.md", "cache/markdown/v1/none.json"]
+    reads = PrefetchedBlobs(blobs, lambda: keys, workers=4)
+    try:
+        assert [reads.get(k) for k in docs] == [b"page %d" % n for n in range(5)]
+        assert reads.get("jobs/j1/pages/deferred.md") == b"converted at finalize"
+        assert reads.get("cache/markdown/v1/none.json") is None
+    finally:
+        reads.close()
+    # One request locates every packed page; one ranged GET reads the five neighbours,
+    # one GET the job's own file.
+    assert dynamodb.calls == Counter(batch_get_item=1)
+    assert s3.calls == Counter(get_object=2)

@@ -60,3 +60,22 @@ def test_a_page_written_during_finalize_is_read_back_new() -> None:
         assert blobs.get("k1") == b"new" and store.data["k1"] == b"new"
     finally:
         blobs.close()
+
+
+def test_a_finalize_run_lists_the_jobs_records_once() -> None:
+    from mdcrawl.adapters.aws.finalizing import ListedOnce
+
+    class Pages:
+        def __init__(self) -> None:
+            self.lists = 0
+
+        def list(self, job_id: str) -> list:
+            self.lists += 1
+            return [job_id]
+
+    pages = Pages()
+    once = ListedOnce(pages)
+    first = once.list("j1")
+    first.append("changed by a caller")
+    assert once.list("j1") == ["j1"] and once.list("j2") == ["j2"]
+    assert pages.lists == 2

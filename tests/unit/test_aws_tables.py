@@ -111,3 +111,18 @@ def test_stores_from_ready_clients_share_the_data_of_stores_from_a_session(aws, 
 def test_a_job_without_creation_time_expires_from_now_not_from_1970(aws, stores):
     stores.jobs.create(Job(JOB, "https://docs.example.com/", CrawlOptions()))  # created_at 0
     assert raw(aws, Table.JOBS, job_id=JOB)[TTL_ATTRIBUTE]["N"] == str(int(5000 + DAY))
+
+
+def test_get_many_answers_each_page_record_or_none_in_one_request(aws, stores):
+    record = PageRecord(JOB, "https://docs.example.com/a", "ha", PageStatus.OK, order=0)
+    stores.pages.put(record)
+    stores.pages.put(PageRecord("other", "https://docs.example.com/b", "hb", PageStatus.OK))
+    calls: list[str] = []
+    aws.session.events.register(
+        "before-call.dynamodb", lambda model, **_: calls.append(model.name)
+    )
+    found = aws_stores(aws.session, aws.names, aws.bucket, clock=Clock()).pages.get_many(
+        JOB, ["ha", "hb", "ha"]
+    )
+    assert found == {"ha": stores.pages.get(JOB, "ha"), "hb": None}  # hb is another job's
+    assert calls == ["BatchGetItem"]

@@ -49,3 +49,15 @@ def test_requests_in_flight_are_the_most_overlapping_intervals_per_host() -> Non
         ("site:80", 0.0, 2.0), ("site:80", 1.0, 3.0), ("site:80", 2.0, 4.0),
         ("other:80", 0.5, 1.5)]})
     assert meter.host_peaks() == {"site:80": 2, "other:80": 1}
+
+
+def test_less_memory_is_billed_the_longer_cpu_time_it_would_have() -> None:
+    from bench.meter import FULL_VCPU_MB, MEMORY_MB, billed_seconds
+
+    # The processor: its CPU time at its share of a vCPU, plus its AWS waits.
+    slower = FULL_VCPU_MB / MEMORY_MB["processor"]
+    assert billed_seconds("processor", 9.0, 0.5, 10, 0.01) == pytest.approx(0.5 * slower + 0.1)
+    # The others: wall time here plus what the CPU work takes longer on their share.
+    slower = FULL_VCPU_MB / MEMORY_MB["crawler"]
+    assert billed_seconds("crawler", 2.0, 0.5, 10, 0.01) == pytest.approx(2.0 + 0.5 * (slower - 1))
+    assert billed_seconds("crawler", 2.0, 0.0, 10, 0.01) == 2.0  # waits alone: as they were

@@ -125,3 +125,34 @@ def test_a_batch_short_of_time_records_its_first_pages_and_leaves_the_rest(
     # Plenty of time: a later delivery records the rest.
     assert [r.url_hash for r in process_pages(pages(), deps, lambda: 60.0)] == ["u0", "u1", "u2"]
     assert stores.jobs.get("j1").counters.processed == 3
+
+
+class BatchReadPages:
+    """The local page store with a ``get_many`` (as the AWS one has), its reads counted."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.reads = inner, []
+
+    def get(self, job_id: str, url_hash: str):
+        self.reads.append("get")
+        return self.inner.get(job_id, url_hash)
+
+    def get_many(self, job_id: str, url_hashes: list[str]):
+        self.reads.append("get_many")
+        return {h: self.inner.get(job_id, h) for h in url_hashes}
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+def test_a_store_that_reads_many_is_asked_once_for_the_batchs_records(
+    stores: LocalStores,
+) -> None:
+    store = BatchReadPages(stores.pages)
+    deps = ProcessDeps(stores.blobs, store, stores.jobs, stores.events, stores.clock)
+    process_pages(pages(2), deps)
+    store.reads.clear()
+    process_pages(pages(3), deps)  # a redelivery with one more page
+    assert store.reads == ["get_many"]
+    assert stores.jobs.get("j1").counters.processed == 3  # the recorded two counted once
+    assert len(stores.events.after("j1")) == 3

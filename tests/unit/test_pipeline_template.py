@@ -161,3 +161,32 @@ def test_each_page_is_converted_once_whenever_the_template_settles(
         outputs = finalized(stores, job_id)
         assert sorted(converted) == sorted(outputs) and len(outputs) == count
         assert all("Introduction to page" in text for text in outputs.values())
+
+
+def test_a_batch_checks_the_sample_once_and_gives_the_same_output(stores: LocalStores) -> None:
+    from dataclasses import replace
+
+    from mdcrawl.pipeline.process_batch import process_pages
+
+    class CountedLists:
+        def __init__(self, inner) -> None:
+            self.inner, self.lists = inner, 0
+
+        def list(self, job_id: str):
+            self.lists += 1
+            return self.inner.list(job_id)
+
+        def __getattr__(self, name: str):
+            return getattr(self.inner, name)
+
+    for page in crawled(stores, "alone"):
+        process_page(page, process_deps(stores))
+    pages = CountedLists(stores.pages)
+    deps = replace(process_deps(stores), pages=pages)
+    batched = crawled(stores, "batched")
+    batches = [batched[n : n + 6] for n in range(0, len(batched), 6)]
+    for batch in batches:
+        process_pages(batch, deps)
+    assert templating.load("batched", stores.blobs).settled
+    assert pages.lists <= len(batches)  # one look at the sample per batch, not per page
+    assert finalized(stores, "alone") == finalized(stores, "batched")

@@ -58,8 +58,10 @@ class ConversionFailed(Exception):
         self.reason = reason
 
 
-def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
-    """Convert (or reuse) the page's markdown and record it; never raises for a bad page."""
+def process_page(page: CrawledPage, deps: ProcessDeps, settle: bool = True) -> PageRecord:
+    """Convert (or reuse) the page's markdown and record it; never raises for a bad page.
+    ``settle=False``: the caller settles the template itself (``settle_template``), once
+    for a batch of pages rather than once per page."""
     existing = deps.pages.get(page.job_id, page.url_hash)
     if existing is not None:
         return existing  # a redelivery: already recorded, counted and announced
@@ -83,9 +85,19 @@ def process_page(page: CrawledPage, deps: ProcessDeps) -> PageRecord:
             deps.jobs.add_counters(page.job_id, processed=1, words=record.words)
             data, now = _event_data(record), deps.clock.now()
             deps.events.append(page.job_id, EventType.PAGE_DONE, data, now)
-    if not state.settled and page.order < templating.SETTLE_WINDOW:
+    if settle and not state.settled and page.order < templating.SETTLE_WINDOW:
         templating.settle(page.job_id, deps.pages.list(page.job_id), deps.blobs, rules, False)
     return record
+
+
+def settle_template(job_id: str, orders: list[int], deps: ProcessDeps) -> None:
+    """Learn the job's template if pages of these discovery ``orders`` (just recorded)
+    may complete its sample: what ``process_page`` does after each page, done once."""
+    if not any(order < templating.SETTLE_WINDOW for order in orders):
+        return
+    if not templating.load(job_id, deps.blobs).settled:
+        rules = generator_rules(job_id, deps.jobs)
+        templating.settle(job_id, deps.pages.list(job_id), deps.blobs, rules, False)
 
 
 def convert_ahead(page: CrawledPage, deps: ProcessDeps) -> None:

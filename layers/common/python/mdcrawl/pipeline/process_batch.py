@@ -34,6 +34,7 @@ from .process import (
     generator_rules,
     markdown_cache_key,
     process_page,
+    settle_template,
 )
 
 # Time kept back from the function's timeout: enough to record the pages converted
@@ -49,14 +50,19 @@ def process_pages(
     """The records of the pages handled, in order (all of them unless time ran short);
     counters written once (also when a page raised)."""
     summed = SummedCounters(deps.jobs)
-    each = replace(deps, jobs=summed)
+    each = replace(deps, jobs=summed, pages=_known_records(pages, deps.pages))
     in_time = _in_time(time_left)
     with _packing(deps.blobs):
         try:
             if len(pages) > 1:
                 _prefetch(pages, each)
                 pages = _converted_in_time(pages, each, in_time)
-            return [process_page(page, each) for page in pages]
+            # The template's sample is checked once, after the batch's records: each
+            # check lists every record of the job so far.
+            records = [process_page(page, each, settle=False) for page in pages]
+            if pages:
+                settle_template(pages[0].job_id, [p.order for p in pages], each)
+            return records
         finally:
             summed.flush()
 
@@ -92,6 +98,31 @@ def _prefetch(pages: Sequence[CrawledPage], deps: ProcessDeps) -> None:
     keys = {page.url_hash: markdown_cache_key(page, template, rules) for page in pages}
     prefetch(keys.values())
     prefetch([p.body_key for p in pages if not deps.blobs.exists(keys[p.url_hash])])
+
+
+def _known_records(pages: Sequence[CrawledPage], store: Any) -> Any:
+    """A PageStore that reads the batch's existing records in one request (a store with
+    ``get_many``: AWS) instead of one per page; one job per batch."""
+    get_many = getattr(store, "get_many", None)
+    if get_many is None or len(pages) < 2:
+        return store
+    return KnownRecords(store, get_many(pages[0].job_id, [p.url_hash for p in pages]))
+
+
+class KnownRecords:
+    """A PageStore with some pages' records already read (None: none was there)."""
+
+    def __init__(self, inner: Any, found: dict[str, PageRecord | None]) -> None:
+        self._inner, self._found = inner, found
+
+    def get(self, job_id: str, url_hash: str) -> PageRecord | None:
+        if url_hash in self._found:
+            return self._found[url_hash]
+        record: PageRecord | None = self._inner.get(job_id, url_hash)
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _packing(blobs: Any) -> AbstractContextManager[object]:

@@ -40,10 +40,14 @@ class CrawlerPorts:
         async with HttpxFetcher(
             request.options, scope=request.scope, guard=self.guard, robots_cache=robots
         ) as f:
-            fetcher: Any = f
-            if self.leases is not None:
-                fetcher = LeasedFetcher(f, self.leases, request.options.concurrency, robots)
-            yield CrawlDeps(fetcher, self.cache, self.blobs, self.clock)
+            if self.leases is None:
+                yield CrawlDeps(f, self.cache, self.blobs, self.clock)
+                return
+            leased = LeasedFetcher(f, self.leases, request.options.concurrency, robots)
+            try:
+                yield CrawlDeps(leased, self.cache, self.blobs, self.clock)
+            finally:
+                await leased.aclose()  # slots handed over and left untaken
 
     async def crawl(self, request: CrawlRequest, time_left_s: float | None = None) -> CrawlResponse:
         """The batch's outcomes, answered ``batch.CRAWL_STOP_MARGIN_S`` before the

@@ -84,6 +84,10 @@ class _Block:
     located: dict[str, _Location | None] = field(default_factory=dict)
 
 
+# Keys read together: same pack, close together (``_runs``), each with its place.
+Run = list[tuple[str, _Location]]
+
+
 class PackedBlobs:
     def __init__(
         self,
@@ -174,11 +178,40 @@ class PackedBlobs:
         wanted = [k for k in wanted if k not in block.located]
         if not wanted:
             return
-        block.located.update(dict.fromkeys(wanted))
-        keys_ = [{"url_hash": {"S": LOCATOR + k}} for k in wanted]
+        block.located.update(self._locate_many(wanted))
+
+    def _locate_many(self, keys: list[str]) -> dict[str, _Location | None]:
+        """Where each of ``keys`` (packed) sits, None where nowhere: one BatchGetItem per 100."""
+        located: dict[str, _Location | None] = dict.fromkeys(keys)
+        keys_ = [{"url_hash": {"S": LOCATOR + k}} for k in keys]
         for item in batch_get_items(self._dynamodb, self._table, keys_, consistent=True):
             attrs = from_item(item)
-            block.located[str(attrs["url_hash"]).removeprefix(LOCATOR)] = self._location(attrs)
+            located[str(attrs["url_hash"]).removeprefix(LOCATOR)] = self._location(attrs)
+        return located
+
+    def planned_reads(self, keys: Iterable[str]) -> tuple[list[Run], list[str], list[str]]:
+        """How to read many keys without a block (finalize reads every page of a job, from
+        many threads): (runs of packed keys found, each one ranged GET through
+        ``read_run``; packed keys found nowhere; the other keys, read one by one). Where a
+        GetItem and a GET per key did."""
+        keys = list(dict.fromkeys(keys))
+        located = self._locate_many([k for k in keys if packed(k)])
+        found = [(k, loc) for k, loc in located.items() if loc is not None]
+        missing = [k for k, loc in located.items() if loc is None]
+        return list(_runs(found)), missing, [k for k in keys if not packed(k)]
+
+    def read_run(self, run: Run) -> dict[str, bytes | None]:
+        """The data of a run of ``planned_reads``, read in one ranged GET."""
+        first = run[0][1]
+        start, end = first.offset, max(loc.end for _, loc in run)
+        data = self._inner.get_range(first.pack, start, end - start)
+        pieces: dict[str, bytes | None] = {}
+        for key, loc in run:
+            piece = None if data is None else data[loc.offset - start : loc.end - start]
+            pieces[key] = piece
+            if piece is not None:
+                self._refresh_if_old(key, piece, loc)
+        return pieces
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """``prefetch_locations``, then the data of those found: entries of one pack
@@ -193,15 +226,8 @@ class PackedBlobs:
         for run in _runs(found):
             self._read_run(run, block)
 
-    def _read_run(self, run: list[tuple[str, _Location]], block: _Block) -> None:
-        first = run[0][1]
-        start, end = first.offset, max(loc.end for _, loc in run)
-        data = self._inner.get_range(first.pack, start, end - start)
-        for key, loc in run:
-            piece = None if data is None else data[loc.offset - start : loc.end - start]
-            block.seen[key] = piece
-            if piece is not None:
-                self._refresh_if_old(key, piece, loc)
+    def _read_run(self, run: Run, block: _Block) -> None:
+        block.seen.update(self.read_run(run))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -272,7 +298,7 @@ class PackedBlobs:
         raise StoreError(f"{len(requests)} cache locators still unprocessed after retries")
 
 
-def _runs(found: list[tuple[str, _Location]]) -> Iterator[list[tuple[str, _Location]]]:
+def _runs(found: list[tuple[str, _Location]]) -> Iterator[Run]:
     """Entries grouped for one ranged GET each: same pack, and a run no more than twice
     the bytes it is read for (gaps are other pages' entries)."""
     by_pack: dict[str, list[tuple[str, _Location]]] = {}

@@ -8,6 +8,7 @@ from typing import Any
 from ...models import PageRecord
 from ...names import TTL_ATTRIBUTE
 from ...ports import Clock
+from .cache import batch_get_items
 from .calls import call
 from .dynamo import Expr, expires_at, from_item, put_if_new, query_all
 from .records import page_from_attrs, page_to_attrs
@@ -35,6 +36,18 @@ class DynamoDbPageStore:
             ConsistentRead=True,
         )
         return page_from_attrs(from_item(found["Item"])) if "Item" in found else None
+
+    def get_many(self, job_id: str, url_hashes: list[str]) -> dict[str, PageRecord | None]:
+        """``get`` of each (a processor batch's pages), in BatchGetItem requests of 100:
+        one request where a batch of 6 pages made 6."""
+        keys = [
+            {"job_id": {"S": job_id}, "url_hash": {"S": h}} for h in dict.fromkeys(url_hashes)
+        ]
+        found: dict[str, PageRecord | None] = dict.fromkeys(url_hashes)
+        for item in batch_get_items(self._client, self._table, keys, consistent=True):
+            record = page_from_attrs(from_item(item))
+            found[record.url_hash] = record
+        return found
 
     def list(self, job_id: str) -> list[PageRecord]:
         expr = Expr()
