@@ -265,6 +265,7 @@ def link_text(text: str) -> str:
     return _INLINE_LINK.sub(r"\1", _IMAGE.sub("", text))
 
 
+@functools.lru_cache(maxsize=4096)  # a heading is read for its path, then for its slug
 def plain_text(text: str) -> str:
     """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
     if _MARKUP.search(text) is None:
