@@ -698,7 +698,11 @@ def _is_affordance(anchor: HtmlElement) -> bool:
     href = anchor.get("href")
     if not href:
         return False
-    label = _affordance_label(anchor.text_content())
+    text = anchor.text_content()
+    lowered = text.lower()
+    if "src" not in lowered and "source" not in lowered:
+        return False  # every label below holds one of the two, whatever punctuation
+    label = _affordance_label(text)
     return label in AFFORDANCE_LABELS and label.replace(" ", "") not in href.lower()
 
 
@@ -727,6 +731,7 @@ def _drop_with_separator(anchor: HtmlElement) -> None:
     anchor.drop_tree()
 
 
+_LINKS_WITH_ELEMENTS = lxml.etree.XPath("descendant-or-self::a[*]")
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
 
 
@@ -734,7 +739,7 @@ def _links_around_blocks(region: HtmlElement) -> None:
     """A link wrapping blocks (a card: ``<a href><h2>Title</h2><p>Summary</p></a>``)
     cannot be a markdown link: the blocks stay blocks and the link moves onto the
     card's title (its first heading, else its first block)."""
-    for anchor in list(region.iter("a")):
+    for anchor in _LINKS_WITH_ELEMENTS(region):  # a link of text alone wraps no block
         href = anchor.get("href")
         blocks = [el for el in anchor.iterdescendants(*_CARD_BLOCKS)]
         if not href or not blocks:
