@@ -30,7 +30,9 @@ MDCRAWL = str(Path(sys.executable).with_name("mdcrawl"))
 
 def run(url: str, work: Path, max_pages: int, env: dict[str, str]) -> Measured:
     cmd = [MDCRAWL, "crawl", url, "--out", str(work / "out"), "--cache-dir", str(work / "c")]
-    cmd += ["--quiet", "--max-pages", str(max_pages), "--concurrency", "8"]
+    # The budget well past any run: on a loaded machine the default (300 s) cut fresh
+    # crawls short, and "again" then crawled the rest.
+    cmd += ["--quiet", "--max-pages", str(max_pages), "--concurrency", "8", "--budget", "3000"]
     measured = measure(cmd, env=env, stdout=subprocess.DEVNULL)
     if measured.code != 0:
         raise SystemExit(f"crawl failed with exit {measured.code}: {' '.join(cmd)}")
@@ -52,8 +54,9 @@ def main() -> None:
                 with tempfile.TemporaryDirectory() as tmp:
                     fresh = run(server.url(start), Path(tmp), args.max_pages, env)
                     again = run(server.url(start), Path(tmp), args.max_pages, env)
+                load = Path("/proc/loadavg").read_text().split()[0]
                 print(
-                    f"{name:<6} round {round_}: fresh wall {fresh.wall_s:6.1f} s "
+                    f"{name:<6} round {round_} (load {load}): fresh wall {fresh.wall_s:6.1f} s "
                     f"CPU {fresh.cpu_s:6.2f} s RSS {fresh.peak_rss_mb:4.0f} MB | "
                     f"again wall {again.wall_s:6.1f} s CPU {again.cpu_s:5.2f} s",
                     flush=True,

@@ -48,6 +48,7 @@ from moto.dynamodb.responses import DynamoHandler
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 from tests.support.children import die_with_parent
+from tests.support.motoquery import partition_queries, plain_item_bodies
 
 REGION = "us-east-1"
 BUCKET = "mdcrawl-test-bucket"
@@ -168,7 +169,11 @@ def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
     """moto as a server on 127.0.0.1 (``ThreadedMotoServer``, in this process, so a test
     can still patch its backends), the tables and the bucket created. Every client made
     while it runs (``AWS_ENDPOINT_URL``), and any process given that variable, talks to
-    it; moto's Step Functions interpreter reaches its Lambda through ``MOTO_PORT``."""
+    it; moto's Step Functions interpreter reaches its Lambda through ``MOTO_PORT``.
+    Its DynamoDB answers a base-table Query from the partition alone, as DynamoDB does
+    (``partition_queries``: unpatched, moto sorts the whole table for each one), and
+    writes the items of an answer as JSON (``plain_item_bodies``: unpatched, moto's
+    shape serializer took ~3 s per 1 MB Query page)."""
     port = _free_port()
     endpoint = f"http://127.0.0.1:{port}"
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -178,6 +183,8 @@ def served_moto(config: dict[str, Any]) -> Iterator[MotoAws]:
         mock.patch.dict(os.environ, variables),
         mock.patch.dict(default_user_config, config),  # type: ignore[arg-type]
         atomic_moto_dynamodb(),
+        partition_queries(),
+        plain_item_bodies(),
     ):
         server.start()
         _reset_moto(endpoint)  # moto's backends are this process's: start from nothing

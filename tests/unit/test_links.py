@@ -107,3 +107,25 @@ def test_link_rel_navigation_is_followed_but_not_stylesheets_or_search() -> None
     )
     links = extract_links(page, "http://h/docs/a.html").links
     assert links == ("http://h/docs/genindex.html", "http://h/docs/b.html")
+
+
+def test_an_href_is_read_as_its_page_whatever_its_fragment_or_its_first_element() -> None:
+    # API pages hold hundreds of "#method.x" links into themselves and "other.html#x"
+    # links: each page they name is one link, at the place of its first mention.
+    doc = """<html><head><link rel="next" href="c.html#top"></head><body>
+      <a href="#method.len">len</a><a href="b.html#x">b</a><area href="b.html#y">
+      <a href="c.html">c</a><a href=" b.html ">b again</a><a href="d.html #z">d</a>
+      <meta http-equiv="refresh" content="0; url=e.html#q"></body></html>"""
+    assert extract_links(doc, PAGE).links == (
+        "https://docs.example.com/guide/c.html",
+        "https://docs.example.com/guide/b.html",
+        "https://docs.example.com/guide/d.html",
+        "https://docs.example.com/guide/e.html",
+    )
+
+
+def test_the_first_canonical_link_with_an_href_names_the_page() -> None:
+    doc = """<html><head><link rel="canonical"><link rel="stylesheet" href="s.css">
+      <link rel="Canonical alternate" href="/guide/intro.html?utm_source=x">
+      <link rel="canonical" href="/other.html"></head><body></body></html>"""
+    assert extract_links(doc, PAGE).canonical == PAGE

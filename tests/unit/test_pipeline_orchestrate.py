@@ -250,3 +250,33 @@ async def test_a_crawl_call_outliving_the_budget_is_cut_and_recorded(stores: Loc
         BASE + "a": (PageStatus.FAILED, "timeout"),
         BASE + "b": (PageStatus.FAILED, "timeout"),
     }
+
+
+class SitemapInvoker(ScriptedInvoker):
+    """The start page's outcome also carries sitemap URLs as a sitemap spells them."""
+
+    def __init__(self, sitemap: tuple[str, ...], links: dict[str, tuple[str, ...]]):
+        super().__init__({}, links)
+        self.sitemap = sitemap
+
+    def _outcome(self, request, item, step):  # type: ignore[no-untyped-def]
+        outcome = super()._outcome(request, item, step)
+        if item.depth != 0:
+            return outcome
+        return CrawlOutcome(
+            outcome.url_hash, outcome.state, page=outcome.page, links=outcome.links,
+            sitemap=self.sitemap,
+        )
+
+
+async def test_sitemap_urls_are_normalised_and_outcome_links_taken_as_they_come(
+    stores: LocalStores,
+) -> None:
+    # A sitemap is raw text: fragments, index.html, tracking parameters, upper-case hosts.
+    # A crawl outcome's links are normalised by the crawler (CrawlOutcome.links).
+    sitemap = ("HTTP://DOCS.TEST/s/index.html#top", "http://docs.test/t.html?utm_source=x")
+    invoker = SitemapInvoker(sitemap, {BASE: (BASE + "a", BASE + "s/")})
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    urls = [i.url for i in stores.frontier.items(job_id)]
+    assert urls == [BASE, BASE + "s/", BASE + "t.html", BASE + "a"]

@@ -265,7 +265,10 @@ def link_text(text: str) -> str:
     return _INLINE_LINK.sub(r"\1", _IMAGE.sub("", text))
 
 
-@functools.lru_cache(maxsize=4096)  # a heading is read for its path, then for its slug
+# Each heading is read several times (its slug in docs.md and in its file, its chunk's
+# path and anchor) and API pages repeat the same ones ("fn borrow(&self) -> &T" on
+# hundreds of pages): the link-laden ones cost ~40 µs each. Bounded: about 2 MB.
+@functools.lru_cache(maxsize=8192)
 def plain_text(text: str) -> str:
     """What a renderer shows for inline markdown: the text GitHub slugs headings from."""
     if _MARKUP.search(text) is None:

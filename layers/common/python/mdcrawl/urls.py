@@ -141,6 +141,14 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
             text = urljoin(base.strip(), text)
         except ValueError:
             return None
+    return _normalized(text)
+
+
+# Every page of a docs site links the same pages (its navigation): an absolute URL is
+# normalised once per process, not once per page that links it. Bounded: a few MB.
+@lru_cache(maxsize=16_384)
+def _normalized(text: str) -> str | None:
+    """``normalize_url`` of an absolute URL (already stripped)."""
     parts = _split(text)
     if parts is None or parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
         return None

@@ -87,7 +87,7 @@ def _done(run: RunState, item: FrontierItem, outcome: CrawlOutcome, ports: Outco
     ports.invoker.process(page)
     if item.depth == 0 and outcome.sitemap:
         add_urls(run, outcome.sitemap, item, ports, from_sitemap=True)
-    add_urls(run, outcome.links, item, ports)
+    add_urls(run, outcome.links, item, ports, normalised=True)
 
 
 def record_unfetched(
@@ -127,13 +127,15 @@ def add_urls(
     parent: FrontierItem,
     ports: OutcomePorts,
     from_sitemap: bool = False,
+    normalised: bool = False,
 ) -> None:
-    """New in-scope URLs to the frontier, in order, until the page cap."""
+    """New in-scope URLs to the frontier, in order, until the page cap. ``normalised``:
+    the URLs are ``normalize_url``'s answers already (a crawl outcome's links)."""
     options = run.job.options
     depth = parent.depth + 1
     if depth > options.max_depth:
         return
-    fresh = _new_in_scope(run, urls)
+    fresh = _new_in_scope(run, urls, normalised)
     room = max(options.max_pages - run.discovered, 0)
     run.overflow.update(url_hash(u) for u in fresh[room:])
     items = _items(fresh[:room], urls, depth, parent, from_sitemap)
@@ -146,14 +148,16 @@ def add_urls(
         ports.jobs.add_counters(run.job.job_id, discovered=len(added))
 
 
-def _new_in_scope(run: RunState, urls: Sequence[str]) -> list[str]:
+def _new_in_scope(run: RunState, urls: Sequence[str], normalised: bool) -> list[str]:
+    # A crawl outcome's links come normalised (``CrawlOutcome.links``): normalising them
+    # again cost the orchestrator ~20 µs a new link (22,000 on 2,400 rustdoc pages).
     fresh: dict[str, None] = {}
     seen = run.seen_links
     for raw in urls:
         if raw in seen:
             continue
         seen.add(raw)
-        url = normalize_url(raw)
+        url = raw if normalised else normalize_url(raw)
         if url and in_scope(url, run.scope) and url_hash(url) not in run.known:
             fresh[url] = None
     return list(fresh)
