@@ -1,6 +1,7 @@
 """Conversion CPU per page, ours against the naive pipeline, on a doc tree's files.
 
-    python -m bench.convert [--site django | --dir PATH] [--limit N] [--repeat N]
+    python -m bench.convert [--site django | --dir PATH [--manifest FILE]] [--limit N]
+                            [--repeat N]
                             [--hashes FILE] [--compare FILE] [--no-naive]
                             [--template] [--no-rules]
 
@@ -12,7 +13,9 @@ sha256 of each page's markdown; ``--compare`` checks them against an earlier fil
 from the first ``template.SAMPLE_SIZE`` pages first, as a crawl does, and spreads that
 CPU over every page's time (each page is converted once: a page the unsettled template
 could change waits for it); ``--no-rules`` turns the generator rules off. Nothing is
-asserted on time.
+asserted on time. ``--manifest`` takes the pages a crawl of ``--dir`` kept, in its order
+(its ``manifest.jsonl``; e.g. rustcore: ``bench.crawl``'s 2,400 pages from
+``core/index.html``), instead of every file.
 """
 
 from __future__ import annotations
@@ -41,6 +44,20 @@ def pages(root: Path, limit: int | None) -> list[tuple[str, bytes]]:
         files = files[:limit]
     base = "http://127.0.0.1:8000/"
     return [(base + str(f.relative_to(root)), f.read_bytes()) for f in files]
+
+
+def manifest_pages(root: Path, manifest: Path, limit: int | None) -> list[tuple[str, bytes]]:
+    """The pages a crawl of ``root`` converted (status ok), read from their files."""
+    rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+    todo = []
+    for row in rows:
+        if row["status"] != "ok":
+            continue
+        path = row["url"].split("/", 3)[3].split("#")[0]
+        file = root / path
+        file = file / "index.html" if file.is_dir() else file
+        todo.append(("http://127.0.0.1:8000/" + path, file.read_bytes()))
+    return todo[:limit] if limit else todo
 
 
 def ours(body: bytes, url: str, **settings: object) -> str:
@@ -98,6 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--site", choices=sorted(SITES))
     parser.add_argument("--dir", type=Path)
+    parser.add_argument("--manifest", type=Path, help="the pages a crawl of --dir kept")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--repeat", type=int, default=1, help="best of N per page")
     parser.add_argument("--hashes", type=Path, help="write {url: sha256} here")
@@ -107,7 +125,10 @@ def main() -> None:
     parser.add_argument("--no-rules", action="store_true", help="generator rules off")
     args = parser.parse_args()
     roots = [args.dir] if args.dir else [SITES[args.site or "django"]]
-    todo = [page for root in roots for page in pages(root, args.limit)]
+    if args.manifest:
+        todo = manifest_pages(roots[0], args.manifest, args.limit)
+    else:
+        todo = [page for root in roots for page in pages(root, args.limit)]
     ours(b"<html><body><p>warm</p></body></html>", "http://x/")  # imports
     naive(b"<html><body><p>warm up</p></body></html>", "http://x/")
     our_ms, naive_ms, hashes = [], [], {}

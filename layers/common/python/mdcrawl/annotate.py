@@ -14,7 +14,7 @@ import re
 from lxml.html import HtmlElement
 
 from . import selectors as sel
-from .extract import is_permalink_glyph, move_ids, select
+from .extract import class_names, is_permalink_glyph, move_ids, select_known
 
 LANG_ATTR = "data-mdcrawl-lang"
 LABEL_ATTR = "data-mdcrawl-label"
@@ -56,10 +56,11 @@ def annotate(region: HtmlElement) -> None:
     for dt in region.iter("dt"):
         if is_signature(dt):
             dt.set(SIGNATURE_ATTR, "1")
+    classes = class_names(region)  # marking boxes only takes classes away
     for css in sel.ADMONITION:
-        for box in select(region, css):
+        for box in select_known(region, css, classes):
             if box.get(LABEL_ATTR) is None:
-                _mark_admonition(box)
+                _mark_admonition(box, classes)
     _drop_permalinks(region)
 
 
@@ -109,8 +110,8 @@ def _normalise_lang(name: str) -> str:
     return _LANG_ALIASES.get(name, name)
 
 
-def _mark_admonition(box: HtmlElement) -> None:
-    titles = {el for css in sel.ADMONITION_TITLE for el in select(box, css)}
+def _mark_admonition(box: HtmlElement, classes: str) -> None:
+    titles = {el for css in sel.ADMONITION_TITLE for el in select_known(box, css, classes)}
     label = ""
     for child in box:
         if child in titles:  # only a direct child names the box, not a nested title

@@ -23,6 +23,7 @@ from .tokens import estimate_tokens
 
 MAX_CHUNK_TOKENS = 800
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX_OPENING = re.compile(r" {0,3}(#{1,6})")
 _HTML_TABLE_OPEN = re.compile(r"^\s*<table\b", re.I)
 _HTML_TABLE_CLOSE = re.compile(r"</table>\s*$", re.I)
 
@@ -100,6 +101,26 @@ def chunk_page(
     return chunks
 
 
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """``_ATX.match(line)`` read as (level, raw text): the same answer without the
+    regex's lazy text, which tries the closing sequence at every character of the line
+    (API pages have thousands of headings hundreds of characters long). ``line`` has no
+    line break."""
+    opening = _ATX_OPENING.match(line)
+    if opening is None:
+        return None
+    rest = line[opening.end() :]
+    if not rest:
+        return len(opening[1]), ""
+    if rest[0] not in " \t":
+        return None  # seven #s, or "#word": no heading
+    text = rest.lstrip(" \t").rstrip(" \t")
+    unhashed = text.rstrip("#")
+    if unhashed != text and unhashed[-1:] in (" ", "\t"):
+        text = unhashed.rstrip(" \t")  # a closing sequence: " ##"
+    return len(opening[1]), text
+
+
 def blocks(markdown: str) -> Iterator[tuple[str, bool]]:
     """The markdown as blocks (text, is_heading): paragraphs, lists, whole fences, whole
     tables (pipe tables and HTML tables, which may hold blank lines), heading lines."""
@@ -107,7 +128,7 @@ def blocks(markdown: str) -> Iterator[tuple[str, bool]]:
     in_html_table = False
     for line, in_code in iter_lines(markdown):
         bare = line.rstrip("\r\n")
-        if not in_code and not in_html_table and _ATX.match(bare):
+        if not in_code and not in_html_table and atx_heading(bare) is not None:
             if current:
                 yield "".join(current), False
                 current = []
@@ -139,15 +160,14 @@ def _sections(markdown: str) -> Iterator[_Section]:
             continue
         if section.heading or section.blocks:
             yield section
-        match = _ATX.match(text.rstrip("\r\n"))
-        assert match is not None
-        level, heading = len(match[1]), plain_text(match[2] or "")
+        found = atx_heading(text.rstrip("\r\n"))
+        assert found is not None
+        level, raw = found
+        heading = plain_text(raw)
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
-        section = _Section(
-            tuple(h for _, h in stack), slugs.slug(match[2] or ""), text.rstrip("\n"), []
-        )
+        section = _Section(tuple(h for _, h in stack), slugs.slug(raw), text.rstrip("\n"), [])
     if section.heading or section.blocks:
         yield section
 

@@ -47,6 +47,10 @@ def convert_document(
     """``convert_html`` of a page already parsed; its tree is pruned in the process, so
     whatever else reads the tree (its links) reads it first."""
     html, root = page.text, page.root
+    # Every walk of an lxml.html tree makes a Python object for each element it meets
+    # (its class chosen by a Python callback) and drops it again; the dozen walks below
+    # would each pay that anew. Held here, each element's object is made once.
+    held = list(root.iter())
     extraction = extract_page(root, html, url, template, generator_rules)
     region = extraction.region
     title = page_title(root, region, url)
@@ -57,6 +61,7 @@ def convert_document(
         # Redirect stubs all read "Redirecting..."; their target is what tells them apart.
         markdown += f"\n\nRedirects to <{extraction.redirect}>."
     words = rendered.prose_words + (0 if markdown is rendered.text else len(title.split()))
+    del held
     return ConvertedPage(
         title=title,
         markdown=markdown + "\n",

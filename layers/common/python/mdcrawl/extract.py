@@ -15,6 +15,7 @@ from urllib.parse import urldefrag, urljoin
 
 import lxml.etree
 import lxml.html
+import lxml.html.defs
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
@@ -44,6 +45,38 @@ def compiled(css: str) -> CSSSelector:
 
 def select(root: HtmlElement, css: str) -> list[HtmlElement]:
     return compiled(css)(root)
+
+
+# Every class attribute under an element, in one walk in C.
+_CLASS_VALUES = lxml.etree.XPath("descendant-or-self::*/@class", smart_strings=False)
+_ATTRIBUTE_TEST = re.compile(r"\[[^\]]*\]")
+_CLASS_NAME = re.compile(r"\.([\w-]+)")
+
+
+def class_names(root: HtmlElement) -> str:
+    """The distinct class attributes under ``root``, joined: a selector that names a
+    class found nowhere in it cannot match there (``select_known``)."""
+    return " ".join(set(_CLASS_VALUES(root)))
+
+
+@lru_cache(maxsize=512)
+def _required_classes(css: str) -> tuple[str, ...]:
+    """The class names every match of ``css`` needs somewhere under the root it runs on
+    (each compound of a descendant chain: all of them); none where a pseudo-class, a
+    group or an escape could make that untrue."""
+    plain = _ATTRIBUTE_TEST.sub("", css)
+    if any(char in plain for char in ":,()\\"):
+        return ()
+    return tuple(_CLASS_NAME.findall(plain))
+
+
+def select_known(root: HtmlElement, css: str, classes: str) -> list[HtmlElement]:
+    """``select(root, css)``, skipped when ``classes`` (``class_names`` of ``root`` or
+    of an element holding it) lacks a class the selector needs: most of the selectors
+    kept as data name widgets a page does not have, and each costs a walk of the tree."""
+    if any(name not in classes for name in _required_classes(css)):
+        return []
+    return select(root, css)
 
 
 _SIMPLE = re.compile(r"^([a-z][a-z0-9]*)?(?:#([\w-]+))?((?:\.[\w-]+)*)(?:\[([\w-]+)=([\w-]+)\])?$")
@@ -97,6 +130,7 @@ class SelectorSet:
         self.by_class = {k[1:]: v for k, v in self.index.items() if k[0] == "."}
         self.by_id = {k[1:]: v for k, v in self.index.items() if k[0] == "#"}
         self.by_attr = [(k[1:-1], v) for k, v in self.index.items() if k[0] == "["]
+        self._classes: dict[str, tuple[list[_Compound], set[str]]] = {}
 
     def find(self, root: HtmlElement) -> list[HtmlElement]:
         """Elements matching any selector (document order for the simple ones)."""
@@ -113,26 +147,45 @@ class SelectorSet:
         return hit | {css for css in self.complex if select(root, css)}
 
     def _hits(self, el: HtmlElement) -> list[_Compound]:
-        attrib = el.attrib
-        candidates = self.by_tag.get(el.tag, [])
-        cls = attrib.get("class")
+        get = el.get
+        cls = get("class")
         if cls:
-            by_class = self.by_class
-            for name in cls.split():
-                if name in by_class:
-                    candidates = candidates + by_class[name]
-        id_ = attrib.get("id")
+            # Pages repeat a few class strings thousands of times: each is split once.
+            entry = self._classes.get(cls)
+            if entry is None:
+                entry = self._class_entry(cls)
+            candidates, classes = entry
+            by_tag = self.by_tag.get(el.tag)
+            if by_tag:
+                candidates = by_tag + candidates
+        else:
+            candidates, classes = self.by_tag.get(el.tag, _NONE), _NO_CLASSES
+        id_ = get("id")
         if id_ and id_ in self.by_id:
             candidates = candidates + self.by_id[id_]
         for name, compounds in self.by_attr:
-            if name in attrib:
+            if get(name) is not None:
                 candidates = candidates + compounds
         if not candidates:
-            return candidates
-        classes = set(cls.split()) if cls else set()
+            return _NONE
         return [c for c in candidates if c.matches(el, classes)]
 
+    def _class_entry(self, cls: str) -> tuple[list[_Compound], set[str]]:
+        """The compounds a class attribute may select, and its class names."""
+        by_class = self.by_class
+        candidates: list[_Compound] = []
+        for name in cls.split():
+            if name in by_class:
+                candidates = candidates + by_class[name]
+        entry = (candidates, set(cls.split()))
+        if len(self._classes) < _CLASS_CACHE_SIZE:
+            self._classes[cls] = entry
+        return entry
 
+
+_NONE: list[_Compound] = []
+_NO_CLASSES: set[str] = set()
+_CLASS_CACHE_SIZE = 4096  # distinct class attributes remembered per selector set
 _ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
 
 
@@ -296,18 +349,20 @@ def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
 
 def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     """Remove chrome from the region in place (tails kept: they belong to the parent)."""
-    _linearise_tab_sets(region)  # first: a tab's label may be a <button>, dropped below
+    # Pruning only removes classes: the names found now hold all that remain below.
+    classes = class_names(region)
+    _linearise_tab_sets(region, classes)  # first: a tab's label may be a <button>, dropped below
     drops = sel.COMMON_DROP + (rule.drop if rule else ())
     doomed = [el for el in selector_set(drops).find(region) if el is not region]
     for element in doomed:
         if element.getparent() is not None:
             element.drop_tree()
-    _unwrap_line_number_tables(region)
+    _unwrap_line_number_tables(region, classes)
     if rule is not None:
-        _unwrap_layout_lists(region, rule.unwrap_lists)
-        _split_at_heading_rows(region, rule.heading_rows)
+        _unwrap_layout_lists(region, rule.unwrap_lists, classes)
+        _split_at_heading_rows(region, rule.heading_rows, classes)
     _unwrap_sectioning_lists(region)
-    _grids_to_tables(region)
+    _grids_to_tables(region, classes)
     _unwrap_nested_pre(region)
     _drop_code_annotations(region)
     _line_breaks_in_pre(region)
@@ -321,10 +376,10 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
         wbr.drop_tag()
 
 
-def _linearise_tab_sets(region: HtmlElement) -> None:
+def _linearise_tab_sets(region: HtmlElement, classes: str) -> None:
     """Each tab's label, as a bold line, then its panel; the tab widget itself goes."""
     for tabs in sel.TAB_SETS:
-        containers = select(region, tabs.container)
+        containers = select_known(region, tabs.container, classes)
         sets = set(containers)
 
         def own(css: str, container: HtmlElement, sets: set = sets) -> list[HtmlElement]:
@@ -380,10 +435,10 @@ def _line_breaks_in_pre(region: HtmlElement) -> None:
             br.drop_tag()
 
 
-def _unwrap_line_number_tables(region: HtmlElement) -> None:
+def _unwrap_line_number_tables(region: HtmlElement, classes: str) -> None:
     """A listing laid out as a table, line numbers in one column and the code in the next
     (Pygments' ``linenos=table``, gtk-doc's listings and their kind): only the code stays."""
-    for table in select(region, "table.highlighttable"):
+    for table in select_known(region, "table.highlighttable", classes):
         cells = select(table, "td.code")
         if cells:
             _replace_with_cells(table, cells[:1])
@@ -429,9 +484,9 @@ def _numbered_code_cells(table: HtmlElement) -> list[HtmlElement]:
     return code if code and ascending else []
 
 
-def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...]) -> None:
+def _unwrap_layout_lists(region: HtmlElement, selectors: tuple[str, ...], classes: str) -> None:
     for css in selectors:
-        for listing in select(region, css):
+        for listing in select_known(region, css, classes):
             for item in listing.findall("li"):
                 item.tag = "div"
             listing.tag = "div"
@@ -458,14 +513,16 @@ def _unwrap_sectioning_lists(region: HtmlElement) -> None:
         listing.tag = "div"
 
 
-def _split_at_heading_rows(region: HtmlElement, selectors: tuple[str, ...]) -> None:
+def _split_at_heading_rows(
+    region: HtmlElement, selectors: tuple[str, ...], classes: str
+) -> None:
     """A table whose rows include section headings (``tr.heading`` holding an h2) is
     several tables: split it there, the heading row's content standing between them."""
     if not selectors:
         return
     heading_rows = set()
     for css in selectors:  # a row, or an element inside the row (a cell's h3)
-        for hit in select(region, css):
+        for hit in select_known(region, css, classes):
             row = hit if hit.tag == "tr" else next(hit.iterancestors("tr"), None)
             if row is not None:
                 heading_rows.add(row)
@@ -524,10 +581,10 @@ def _text_element(tag: str, text: str) -> HtmlElement:
     return element
 
 
-def _grids_to_tables(region: HtmlElement) -> None:
+def _grids_to_tables(region: HtmlElement, classes: str) -> None:
     """A CSS grid of cell divs (``div.three-column-summary``) is a table: say so."""
     for css, columns in sel.GRID_TABLES:
-        for grid in select(region, css):
+        for grid in select_known(region, css, classes):
             cells = [c for c in grid if isinstance(c.tag, str)]
             if not cells or len(cells) % columns:
                 continue
@@ -536,8 +593,8 @@ def _grids_to_tables(region: HtmlElement) -> None:
                 row = lxml.html.Element("tr")
                 table.append(row)
                 for cell in cells[start : start + columns]:
-                    classes = (cell.get("class") or "").split()
-                    cell.tag = "th" if sel.GRID_HEADER_CLASS in classes else "td"
+                    own = (cell.get("class") or "").split()
+                    cell.tag = "th" if sel.GRID_HEADER_CLASS in own else "td"
                     cell.tail = None
                     row.append(cell)
             grid.text = None
@@ -641,7 +698,11 @@ def _is_affordance(anchor: HtmlElement) -> bool:
     href = anchor.get("href")
     if not href:
         return False
-    label = _affordance_label(anchor.text_content())
+    text = anchor.text_content()
+    lowered = text.lower()
+    if "src" not in lowered and "source" not in lowered:
+        return False  # every label below holds one of the two, whatever punctuation
+    label = _affordance_label(text)
     return label in AFFORDANCE_LABELS and label.replace(" ", "") not in href.lower()
 
 
@@ -670,6 +731,7 @@ def _drop_with_separator(anchor: HtmlElement) -> None:
     anchor.drop_tree()
 
 
+_LINKS_WITH_ELEMENTS = lxml.etree.XPath("descendant-or-self::a[*]")
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
 
 
@@ -677,7 +739,7 @@ def _links_around_blocks(region: HtmlElement) -> None:
     """A link wrapping blocks (a card: ``<a href><h2>Title</h2><p>Summary</p></a>``)
     cannot be a markdown link: the blocks stay blocks and the link moves onto the
     card's title (its first heading, else its first block)."""
-    for anchor in list(region.iter("a")):
+    for anchor in _LINKS_WITH_ELEMENTS(region):  # a link of text alone wraps no block
         href = anchor.get("href")
         blocks = [el for el in anchor.iterdescendants(*_CARD_BLOCKS)]
         if not href or not blocks:
@@ -705,7 +767,42 @@ def _drop_comments(region: HtmlElement) -> None:
 
 
 def absolutize(region: HtmlElement, base: str) -> None:
-    region.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
+    """``region.make_links_absolute(base, resolve_base_href=False,
+    handle_failures="ignore")``, the same links rewritten the same way, without its
+    walk testing fourteen attribute names on every element and its ``urljoin`` of every
+    repeat of a link: the plain link attributes are read off each element's own names,
+    each distinct link is joined once. A region with links lxml finds in other places
+    (``style``, ``<object>``, ``<meta>``, ``<param>``) takes lxml's own walk."""
+    joined: dict[str, str] = {}
+
+    def join(href: str) -> str:
+        found = joined.get(href)
+        if found is None:
+            try:
+                found = urljoin(base, href)
+            except ValueError:
+                found = href
+            joined[href] = found
+        return found
+
+    links: list[tuple[HtmlElement, str, str]] = []
+    for element in region.iter(_ELEMENTS):
+        names = element.keys()
+        if element.tag in _OTHER_LINK_PLACES or "style" in names:
+            region.rewrite_links(join, resolve_base_href=False)
+            return
+        for name in names:
+            if name in _LINK_ATTRS:
+                links.append((element, name, element.get(name)))
+    for element, name, link in links:
+        new = join(link.strip())
+        if new != link:
+            element.set(name, new)
+
+
+_LINK_ATTRS = frozenset(lxml.html.defs.link_attrs)
+# Where lxml's iterlinks finds links besides those attributes (its tags without a namespace).
+_OTHER_LINK_PLACES = frozenset({"object", "meta", "param", "style"})
 
 
 def extract_page(

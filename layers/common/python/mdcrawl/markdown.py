@@ -21,8 +21,10 @@ from markdownify import (
     BACKSLASH,
     MarkdownConverter,
     chomp,
-    re_extract_newlines,
+    re_all_whitespace,
     re_html_heading,
+    re_newline_whitespace,
+    re_whitespace,
     should_remove_whitespace_inside,
     should_remove_whitespace_outside,
 )
@@ -86,7 +88,7 @@ class DocsConverter(MarkdownConverter):
     def _process_children(self, node: Tag, parent_tags: set[str]) -> str:
         """markdownify's process_tag, minus its per-tag ``find_parent("pre")`` walk (a
         third of the conversion time): a <pre> never reaches here, it is fenced whole."""
-        remove_inside = should_remove_whitespace_inside(node)
+        remove_inside = _removes_inside(node)
         children = [el for el in node.children if not _ignorable(el, remove_inside)]
         tags = parent_tags | {node.name}
         if node.name in _INLINE_CONTEXT or re_html_heading.match(node.name):
@@ -97,6 +99,28 @@ class DocsConverter(MarkdownConverter):
         text = _join_blocks(strings)
         convert = self.get_conv_fn_cached(node.name)
         return convert(node, text, parent_tags=parent_tags) if convert else text
+
+    def process_text(self, el: NavigableString, parent_tags: set[str] | None = None) -> str:
+        """markdownify's, with its regexes run only where they can change something and
+        its whitespace questions asked once per tag name (one call per text node)."""
+        parent_tags = set() if parent_tags is None else parent_tags
+        text = str(el) or ""
+        if "pre" not in parent_tags:
+            if self.options["wrap"]:
+                text = re_all_whitespace.sub(" ", text)
+            else:
+                if "\n" in text or "\r" in text:
+                    text = re_newline_whitespace.sub("\n", text)
+                if "\t" in text or "  " in text:
+                    text = re_whitespace.sub(" ", text)
+        if "_noformat" not in parent_tags:
+            text = self.escape(text, parent_tags)
+        previous, following = el.previous_sibling, el.next_sibling
+        if _removes_outside(previous) or (not previous and _removes_inside(el.parent)):
+            text = text.lstrip(" \t\r\n")
+        if _removes_outside(following) or (not following and _removes_inside(el.parent)):
+            text = text.rstrip()
+        return text
 
     def _placeholder(self, block: str) -> str:
         self.blocks.append(block)
@@ -232,6 +256,34 @@ _INLINE_CONTEXT = {"td", "th"}
 _NOFORMAT = {"pre", "code", "kbd", "samp"}
 
 
+_REMOVES_INSIDE: dict[object, bool] = {}  # tag name -> markdownify's answer
+_REMOVES_OUTSIDE: dict[object, bool] = {}
+
+
+def _removes_inside(el: object) -> bool:
+    """markdownify's ``should_remove_whitespace_inside``, which only reads the tag's
+    name: asked once per name, not with a regex per node (it is asked of every node's
+    neighbours several times)."""
+    if el is None:
+        return False
+    name = el.name  # type: ignore[attr-defined]
+    found = _REMOVES_INSIDE.get(name)
+    if found is None:
+        found = _REMOVES_INSIDE[name] = bool(should_remove_whitespace_inside(el))
+    return found
+
+
+def _removes_outside(el: object) -> bool:
+    """markdownify's ``should_remove_whitespace_outside``, asked once per tag name."""
+    if el is None:
+        return False
+    name = el.name  # type: ignore[attr-defined]
+    found = _REMOVES_OUTSIDE.get(name)
+    if found is None:
+        found = _REMOVES_OUTSIDE[name] = bool(should_remove_whitespace_outside(el))
+    return found
+
+
 def _ignorable(el: object, remove_inside: bool) -> bool:
     """Comments, and whitespace-only text at the edges of or between blocks."""
     if isinstance(el, Tag):
@@ -242,21 +294,27 @@ def _ignorable(el: object, remove_inside: bool) -> bool:
         return False
     if remove_inside and (not el.previous_sibling or not el.next_sibling):
         return True
-    return should_remove_whitespace_outside(
-        el.previous_sibling
-    ) or should_remove_whitespace_outside(el.next_sibling)
+    return _removes_outside(el.previous_sibling) or _removes_outside(el.next_sibling)
 
 
 def _join_blocks(strings: list[str]) -> str:
     """Join child outputs, merging newlines at their edges to at most one blank line."""
     out = [""]
     for piece in strings:
-        leading, content, trailing = re_extract_newlines.match(piece).groups()  # type: ignore[union-attr]
+        leading, content, trailing = _newline_edges(piece)
         if out[-1] and leading:
             previous = out.pop()
             leading = "\n" * min(2, max(len(previous), len(leading)))
         out.extend([leading, content, trailing])
     return "".join(out)
+
+
+def _newline_edges(piece: str) -> tuple[str, str, str]:
+    """markdownify's ``re_extract_newlines`` groups (leading newlines, the rest, trailing
+    newlines) without a regex that scans the whole piece again at every level."""
+    body = piece.lstrip("\n")
+    content = body.rstrip("\n")
+    return piece[: len(piece) - len(body)], content, body[len(content) :]
 
 
 def fence(code: str, lang: str) -> str:

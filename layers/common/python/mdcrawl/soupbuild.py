@@ -122,25 +122,39 @@ class _SoupBuilder:
         return tag
 
     def _element(self, el: HtmlElement, parent: Any, container: type, keep: bool) -> None:
+        """The element and everything below it, linked as bs4 links a parse: the hot
+        loop of the build, so ``_tag``, ``_link`` and ``_string`` are written out here."""
         name = el.tag
         if name in _STRUCTURE_TAGS and parent is not self.soup and parent.name != "html":
             raise _Unusual(name)
         if name == "meta":  # bs4 rewrites a meta charset for output: leave that to it
             raise _Unusual(name)
-        attrs = el.attrib
-        if attrs and _URI_UNSAFE.search("".join(v for k, v in attrs.items() if k in _URI_ATTRS)):
-            attrs = _serialised_attributes(el)
-        tag = self._tag(name, attrs, parent)
+        items = el.items()
+        attrs: Any = items
+        for key, value in items:
+            if key in _URI_ATTRS and _URI_UNSAFE.search(value):
+                attrs = _serialised_attributes(el)
+                break
+        template = _TAG_TEMPLATES.get(name) or self._template(name)
+        tag = Tag.__new__(Tag)
+        fields = tag.__dict__
+        fields.update(template)
+        fields["attrs"] = self.attr_dict(attrs)
+        contents: list[Any] = []
+        fields["contents"] = contents
+        self._link(tag, parent)
         container = self.containers.get(name, container)
         keep = keep or name in self.preserve
-        if el.text:
-            self._string(el.text, tag, container, keep)
+        text = el.text
+        if text:
+            self._string(text, tag, container, keep)
         for child in el:
             if not isinstance(child.tag, str):
                 raise _Unusual(repr(child))
             self._element(child, tag, container, keep)
-            if child.tail:
-                self._string(child.tail, tag, container, keep)
+            tail = child.tail
+            if tail:
+                self._string(tail, tag, container, keep)
 
     def _string(self, text: str, parent: Any, container: type, keep: bool) -> None:
         if not keep and _ASCII_SPACES.issuperset(text):
