@@ -5,6 +5,8 @@ middle of a batch, a cancel mid-crawl, a reconnecting subscriber, a stale connec
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -196,15 +198,24 @@ def test_reconnect_with_after_and_a_stale_connection(
     assert steady.connect() == 200 and flaky.connect() == 200
     assert Subscriber(stack, "conn-bad").connect(api_key="not-a-key") == 403
     job: dict[str, str] = {}
+    subscribed = threading.Event()
 
     def drop_on_fourth(number: int, event: dict[str, Any]) -> None:
         if number == 4:
+            # The execution runs on its own: on a fast machine the fourth crawl comes
+            # before the test subscribes. The drop must come after the client was sent
+            # something (here, in the crawler's thread, without an AWS call of its own).
+            assert subscribed.wait(timeout=120)
+            deadline = time.monotonic() + 120
+            while not stack.ws.messages["conn-flaky"] and time.monotonic() < deadline:
+                time.sleep(0.05)
             flaky.drop()  # gone without $disconnect: the next push finds it stale
 
     stack.faults.rules["crawler"] = drop_on_fourth
     job["id"] = job_id = start_job(stack, server.url(site.start))
     steady.subscribe(job_id, after=0)
     flaky.subscribe(job_id, after=0)
+    subscribed.set()
     finished(stack, job_id)
 
     everything = [e.to_dict() for e in stack.stores.events.after(job_id, 0, 100_000)]
