@@ -12,6 +12,7 @@ puts them back with the blockquote or list prefix of the line they sit on.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bs4 import Comment, Doctype, NavigableString, Tag
@@ -258,29 +259,32 @@ _NOFORMAT = {"pre", "code", "kbd", "samp"}
 
 _REMOVES_INSIDE: dict[object, bool] = {}  # tag name -> markdownify's answer
 _REMOVES_OUTSIDE: dict[object, bool] = {}
+_NAMES_REMEMBERED = 1024  # a page may invent any number of tag names: memory stays bounded
 
 
 def _removes_inside(el: object) -> bool:
     """markdownify's ``should_remove_whitespace_inside``, which only reads the tag's
     name: asked once per name, not with a regex per node (it is asked of every node's
     neighbours several times)."""
-    if el is None:
-        return False
-    name = el.name  # type: ignore[attr-defined]
-    found = _REMOVES_INSIDE.get(name)
-    if found is None:
-        found = _REMOVES_INSIDE[name] = bool(should_remove_whitespace_inside(el))
-    return found
+    return _asked_per_name(el, _REMOVES_INSIDE, should_remove_whitespace_inside)
 
 
 def _removes_outside(el: object) -> bool:
     """markdownify's ``should_remove_whitespace_outside``, asked once per tag name."""
+    return _asked_per_name(el, _REMOVES_OUTSIDE, should_remove_whitespace_outside)
+
+
+def _asked_per_name(
+    el: object, answers: dict[object, bool], question: Callable[[object], object]
+) -> bool:
     if el is None:
         return False
     name = el.name  # type: ignore[attr-defined]
-    found = _REMOVES_OUTSIDE.get(name)
+    found = answers.get(name)
     if found is None:
-        found = _REMOVES_OUTSIDE[name] = bool(should_remove_whitespace_outside(el))
+        found = bool(question(el))
+        if len(answers) < _NAMES_REMEMBERED:
+            answers[name] = found
     return found
 
 

@@ -43,6 +43,7 @@ class _Unusual(Exception):
 _STRUCTURE_TAGS = {"html", "head", "body", "frameset"}
 _ASCII_SPACES = frozenset(BeautifulSoup.ASCII_SPACES)
 _TAG_TEMPLATES: dict[str, dict[str, object]] = {}
+_TEMPLATES_KEPT = 1024  # a page may invent any number of tag names: memory stays bounded
 _LINKS = ("parent", "previous_element", "next_element", "previous_sibling", "next_sibling")
 
 
@@ -95,7 +96,8 @@ class _SoupBuilder:
             template = {k: v for k, v in model.__dict__.items() if k not in _LINKS}
             del template["attrs"], template["contents"]
             template["_namespaces"] = self.soup._namespaces  # what the lxml builder passes
-            _TAG_TEMPLATES[name] = template
+            if len(_TAG_TEMPLATES) < _TEMPLATES_KEPT:
+                _TAG_TEMPLATES[name] = template
         return template
 
     def _link(self, node: Any, parent: Any) -> None:
