@@ -18,18 +18,16 @@ Stdout is the parent's stderr (Powertools writes there); nothing here prints.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 import time
 import uuid
 from multiprocessing.connection import Connection
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.handlers import load_handler
 
 
 class LambdaContext:
@@ -46,15 +44,6 @@ class LambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-
-def load_handler(name: str) -> ModuleType:
-    path = ROOT / "functions" / name / "handler.py"
-    spec = importlib.util.spec_from_file_location(f"mdcrawl_fn_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main(name: str, fd: int) -> None:

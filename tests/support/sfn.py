@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import json
 import os
 import subprocess
@@ -46,6 +45,7 @@ from tests.support.aws import (
     moto_clients,
     served_moto,
 )
+from tests.support.handlers import load_handler
 from tests.support.iam import CallRecorder, Names, running_as
 from tests.support.stream import StreamPump
 
@@ -124,15 +124,6 @@ class Faults:
 def error_named(name: str, message: str = "") -> Exception:
     """An exception whose class name is ``name`` (Lambda reports it as the errorType)."""
     return type(name, (Exception,), {})(message or name)
-
-
-def load_handler(name: str) -> ModuleType:
-    path = ROOT / "functions" / name / "handler.py"
-    spec = importlib.util.spec_from_file_location(f"mdcrawl_fn_{name}_{uuid.uuid4().hex}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def function_env(aws: MotoAws, arns: dict[str, str], machine_arn: str) -> dict[str, str]:
@@ -275,7 +266,8 @@ def _stack(monkeypatch: pytest.MonkeyPatch, aws: MotoAws) -> Iterator[OfflineSta
     env[EnvVar.WEBHOOK_SECRET.value] = aws.session.client("secretsmanager").create_secret(
         Name="webhook-signing", SecretString=WEBHOOK_SECRET
     )["ARN"]
-    modules = {name: load_handler(name) for name in FUNCTIONS}
+    # A fresh module per stack: its own globals, as a new execution environment has.
+    modules = {name: load_handler(name, f"mdcrawl_fn_{name}_{uuid.uuid4().hex}") for name in FUNCTIONS}
     runtimes = {name: AwsRuntime(environ=env, session=aws.session) for name in FUNCTIONS}
     for name, module in modules.items():
         monkeypatch.setattr(module, "RUNTIME", runtimes[name])
