@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from mdcrawl.errors import InvalidInput
 from mdcrawl.urls import (
+    MAX_URL_LENGTH,
     TRACKING_PARAMS,
     in_scope,
     is_non_page,
@@ -241,3 +242,13 @@ def test_glob_matches_decoded_path_too() -> None:
 def test_scope_for_rejects_non_http() -> None:
     with pytest.raises(InvalidInput):
         scope_for("ftp://e.com/")
+
+
+def test_a_link_longer_than_any_start_url_may_be_is_not_followed():
+    """A hostile page's megabyte hrefs would fill the frontier and the normaliser's
+    memo: a URL over MAX_URL_LENGTH, as given or once resolved, normalises to None."""
+    base = "https://x.example/docs/"
+    fits = "a" * (MAX_URL_LENGTH - len(base))
+    assert normalize_url(fits, base) == base + fits
+    assert normalize_url(fits + "b", base) is None
+    assert normalize_url(base + fits + "b") is None

@@ -141,11 +141,14 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
             text = urljoin(base.strip(), text)
         except ValueError:
             return None
+    if len(text) > MAX_URL_LENGTH:
+        return None  # not followed: no start URL may be longer (and memory stays bounded)
     return _normalized(text)
 
 
 # Every page of a docs site links the same pages (its navigation): an absolute URL is
-# normalised once per process, not once per page that links it. Bounded: a few MB.
+# normalised once per process, not once per page that links it. Bounded: 16,384
+# URLs of at most MAX_URL_LENGTH characters.
 @lru_cache(maxsize=16_384)
 def _normalized(text: str) -> str | None:
     """``normalize_url`` of an absolute URL (already stripped)."""
