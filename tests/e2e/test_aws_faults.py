@@ -204,12 +204,17 @@ def test_reconnect_with_after_and_a_stale_connection(
         if number == 4:
             # The execution runs on its own: on a fast machine the fourth crawl comes
             # before the test subscribes. The drop must come after the client was sent
-            # something (here, in the crawler's thread, without an AWS call of its own).
+            # events, not only its "subscribed" answer (waited for here, in the crawler's
+            # thread, without an AWS call of its own).
             assert subscribed.wait(timeout=120)
             deadline = time.monotonic() + 120
-            while not stack.ws.messages["conn-flaky"] and time.monotonic() < deadline:
+            while not was_sent_events("conn-flaky") and time.monotonic() < deadline:
                 time.sleep(0.05)
             flaky.drop()  # gone without $disconnect: the next push finds it stale
+
+    def was_sent_events(connection_id: str) -> bool:
+        sent = list(stack.ws.messages[connection_id])
+        return any(json.loads(m).get("type") == "events" for m in sent)
 
     stack.faults.rules["crawler"] = drop_on_fourth
     job["id"] = job_id = start_job(stack, server.url(site.start))
