@@ -40,6 +40,11 @@ from .titles import Retitle, apply_retitle, site_retitles
 from .tokens import CHARS_PER_TOKEN, estimate_tokens
 
 OutputOpener = Callable[[str], AbstractContextManager[BinaryIO]]
+# ``page_map(render, count)``: ``render(i)`` for i in range(count), answers in that order.
+# The default is the builtin ``map``; the local runtime spreads the pages over forked
+# processes (``adapters/local/parallel.py``). ``render`` is pure apart from reading the
+# stores, so where it runs changes no byte.
+PageMap = Callable[[Callable[[int], Any], int], Iterator[Any]]
 
 DOCS = "docs.md"
 LLMS = "llms.txt"
@@ -88,19 +93,19 @@ def write_outputs(
     read_markdown: Callable[[str], str],
     open_output: OutputOpener,
     read_anchors: Callable[[str], dict[str, Any]] | None = None,
+    page_map: PageMap | None = None,
 ) -> AssembledResult:
     """Write every output of ``job`` and say what was written. ``read_anchors(key)``
     gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
-    markdown key."""
+    markdown key; ``page_map`` renders the pages (``PageMap``; default: one by one)."""
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
     pages, ordered, read_markdown = _retitled(pages, ordered, read_markdown)
     repeated = RepeatedLines()
     plan = _plan(ordered, job.url, name, read_markdown, repeated)
     linker = _Linker(plan, pages, read_anchors)
-    chars, report = _write_docs_and_pages(
-        job, name, plan, read_markdown, linker, open_output, repeated
-    )
+    renderer = _Renderer(plan, read_markdown, linker, repeated)
+    chars, report = _write_docs_and_pages(job, name, renderer, open_output, page_map or _serial)
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     listed = _write_manifest(open_output, pages, plan, report)
     warnings = list(report.values())
@@ -323,8 +328,11 @@ class _Sink:
         self.chars = 0
 
     def write(self, text: str) -> None:
-        self._stream.write(text.encode("utf-8"))
-        self.chars += len(text)
+        self.write_encoded(text.encode("utf-8"), len(text))
+
+    def write_encoded(self, data: bytes, chars: int) -> None:
+        self._stream.write(data)
+        self.chars += chars
 
 
 def _page_file(planned: _Planned, body: str) -> str:
@@ -342,34 +350,69 @@ def _yaml(text: str) -> str:
 _Report = dict[int, dict[str, int]]  # id(page) -> its warnings (quality.py)
 
 
+@dataclass(frozen=True)
+class _Rendered:
+    """One page's part of the outputs, encoded: its own file and its docs.md section."""
+
+    file: bytes  # pages/NNNN-slug.md
+    section: bytes  # its section of docs.md
+    section_chars: int
+    warnings: dict[str, int]
+
+
+class _Renderer:
+    """Everything a page's rendering needs once the plan is made: the per-page half of
+    the second pass, so that it can run anywhere (``PageMap``)."""
+
+    def __init__(
+        self,
+        plan: Sequence[_Planned],
+        read_markdown: Callable[[str], str],
+        linker: _Linker,
+        repeated: RepeatedLines,
+    ) -> None:
+        self.plan, self._read, self._linker = plan, read_markdown, linker
+        self._repeated = repeated
+        repeated.repeated()  # settled here, before any page is rendered (maybe elsewhere)
+
+    def __call__(self, index: int) -> _Rendered:
+        planned, linker = self.plan[index], self._linker
+        markdown = _with_title(self._read(planned.page.markdown_key or ""), planned.page)
+        in_file, in_document = rewrite_links_twice(
+            markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
+        )
+        section = _section(planned, in_document)
+        lines = self._repeated.count(markdown)
+        warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
+        file = _page_file(planned, in_file).encode("utf-8")
+        return _Rendered(file, section.encode("utf-8"), len(section), warnings)
+
+
+def _serial(render: Callable[[int], Any], count: int) -> Iterator[Any]:
+    return map(render, range(count))
+
+
 def _write_docs_and_pages(
     job: Job,
     name: str,
-    plan: Sequence[_Planned],
-    read_markdown: Callable[[str], str],
-    linker: _Linker,
+    renderer: _Renderer,
     open_output: OutputOpener,
-    repeated: RepeatedLines,
+    page_map: PageMap,
 ) -> tuple[int, _Report]:
     """docs.md piece by piece, and each page's own file from the same read of it;
     returns the characters written to docs.md and each page's quality report."""
     report: _Report = {}
+    plan = renderer.plan
     with open_output(DOCS) as stream:
         sink = _Sink(stream)
         sink.write(_docs_header(job, name, plan))
         for planned in plan:
             sink.write("".join(_toc_lines(planned)))
-        for planned in plan:
-            markdown = _with_title(read_markdown(planned.page.markdown_key or ""), planned.page)
-            in_file, in_document = rewrite_links_twice(
-                markdown, lambda url, p=planned: linker.in_file(url, p), linker.in_document, 1
-            )
-            text = _page_file(planned, in_file)
-            _write_text(open_output, planned.file, text)
-            sink.write(_section(planned, in_document))
-            lines = repeated.count(markdown)
-            warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
-            report[id(planned.page)] = warnings
+        for planned, rendered in zip(plan, page_map(renderer, len(plan)), strict=True):
+            with open_output(planned.file) as page_file:
+                page_file.write(rendered.file)
+            sink.write_encoded(rendered.section, rendered.section_chars)
+            report[id(planned.page)] = rendered.warnings
         return sink.chars, report
 
 

@@ -22,6 +22,7 @@ from ..assemble import (
     PAGES_DIR,
     AssembledResult,
     OutputOpener,
+    PageMap,
     write_outputs,
 )
 from ..models import EventType, Job, JobStatus, PageRecord, PageStatus, UrlState
@@ -67,11 +68,13 @@ def finalize(
     output_key: Callable[[str], str] | None = None,
     memo: OutputMemo | None = None,
     page_chunks: ChunkLines | None = None,
+    page_map: PageMap | None = None,
 ) -> str:
     """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
     each ended up (blob keys by default) for ``result_keys``; ``memo`` skips an assembly
     whose inputs have not changed since the last one; ``page_chunks`` gives each page's
-    chunks.jsonl lines (default: chunked as they are written)."""
+    chunks.jsonl lines (default: chunked as they are written); ``page_map`` renders the
+    pages (``assemble.PageMap``; default: one after another)."""
     job = get_job(job_id, deps.jobs)
     if job.status.terminal:
         return DONE
@@ -86,7 +89,7 @@ def finalize(
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = memo.reuse(job, records) if memo is not None else None
     if result is None:
-        result = _assemble(job, records, deps.blobs, open_output, page_chunks)
+        result = _assemble(job, records, deps.blobs, open_output, page_chunks, page_map)
         if memo is not None:
             memo.remember(job, records, result)
     locate = output_key or (lambda name: job_key(job_id, name))
@@ -119,9 +122,11 @@ def _assemble(
     blobs: BlobStore,
     open_output: OutputOpener,
     page_chunks: ChunkLines | None = None,
+    page_map: PageMap | None = None,
 ) -> AssembledResult:
     read = lambda key: _read_markdown(blobs, key)  # noqa: E731
-    result = write_outputs(job, records, read, open_output, lambda key: _read_anchors(blobs, key))
+    anchors = lambda key: _read_anchors(blobs, key)  # noqa: E731
+    result = write_outputs(job, records, read, open_output, anchors, page_map)
     write_agent_outputs(job, records, read, open_output, job.options.max_tokens, page_chunks)
     return result
 

@@ -27,6 +27,7 @@ from .. import stored
 from ..adapters.local import LocalStores, open_local_stores
 from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
+from ..adapters.local.parallel import forked_page_map
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, record_crawl
@@ -224,7 +225,9 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     memo = FileOutputMemo(stores.blobs, out_dir)
     opener = memo.opener(lambda name: _open_output(out_dir, name))
     chunks = ChunkCache(stores.blobs)  # made by the pool workers: no page chunked twice
-    finalize(job.job_id, fin, opener, lambda name: str(out_dir / name), memo, chunks.lines)
+    locate = lambda name: str(out_dir / name)  # noqa: E731
+    # The pool has gone: the pages' rendering takes every core (adapters/local/parallel.py)
+    finalize(job.job_id, fin, opener, locate, memo, chunks.lines, forked_page_map())
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:

@@ -1,0 +1,99 @@
+"""The pages of an assembly rendered in forked children give the bytes one process gives."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO, cast
+
+from mdcrawl.adapters.local.parallel import MIN_PAGES, forked_page_map
+from mdcrawl.assemble import write_outputs
+from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
+
+ROOT = "https://docs.example.org/api/"
+PAGES = MIN_PAGES + 37  # enough to fork, and not a multiple of the task size
+
+
+class Files:
+    """An opener keeping each output's bytes."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    @contextmanager
+    def open(self, name: str) -> Iterator[BinaryIO]:
+        parts: list[bytes] = []
+
+        class Stream:
+            def write(self, data: bytes) -> int:
+                parts.append(bytes(data))
+                return len(data)
+
+        yield cast(BinaryIO, Stream())
+        self.data[name] = b"".join(parts)
+
+
+def _markdown(i: int) -> str:
+    after = (i + 1) % PAGES
+    return (
+        f"# Item {i}\n\n"
+        "A line of navigation chrome that every page repeats.\n\n"
+        f"## Methods\n\n### fn call_{i}(&self)\n\n"
+        f"See [next](https://docs.example.org/api/item{after}.html#methods), "
+        f"[a method](https://docs.example.org/api/item{after}.html#method.call_{after}), "
+        f"[nowhere](https://docs.example.org/api/item{after}.html#no-such-id) and "
+        f"[itself](https://docs.example.org/api/item{i}.html).\n\n"
+        "```rust\n# [not a link](https://docs.example.org/api/item0.html)\n```\n"
+        + ("<div>raw</div>\n" if i % 5 == 0 else "")
+    )
+
+
+def _pages() -> list[PageRecord]:
+    return [
+        PageRecord(
+            job_id="j",
+            url=f"{ROOT}item{i}.html",
+            url_hash=f"h{i}",
+            status=PageStatus.OK,
+            order=i,
+            markdown_key=f"k{i}",
+            title=f"Item {i}",
+            words=3 + i,
+            content_hash=f"c{i}",
+        )
+        for i in range(PAGES)
+    ]
+
+
+def _assemble(page_map: object) -> tuple[object, dict[str, bytes]]:
+    job = Job(job_id="j", url=ROOT, options=CrawlOptions(), started_at=1_700_000_000.0)
+    files = Files()
+    markdown = {f"k{i}": _markdown(i) for i in range(PAGES)}
+    anchors = {f"k{i}": {f"method.call_{i}": [f"fn call_{i}(&self)", 0]} for i in range(PAGES)}
+    result = write_outputs(
+        job, _pages(), markdown.__getitem__, files.open, anchors.get, page_map  # type: ignore[arg-type]
+    )
+    return result, files.data
+
+
+def test_forked_rendering_writes_the_same_bytes_and_report() -> None:
+    serial_result, serial = _assemble(None)
+    forked_result, forked = _assemble(forked_page_map(2))
+    assert forked == serial
+    assert forked_result == serial_result
+    # the fixture exercises what a child must carry back: warnings of every kind it has
+    assert set(serial_result.warnings) >= {"repeated_lines", "raw_html_lines", "unresolved_links"}
+
+
+def test_pages_render_in_children_in_page_order() -> None:
+    answers = list(forked_page_map(2)(lambda i: (i, os.getpid()), PAGES))
+    assert [i for i, _ in answers] == list(range(PAGES))
+    assert {pid for _, pid in answers} - {os.getpid()}  # rendered elsewhere
+
+
+def test_few_pages_or_one_worker_render_here() -> None:
+    here = os.getpid()
+    assert {pid for _, pid in forked_page_map(2)(lambda i: (i, os.getpid()), 3)} == {here}
+    one = forked_page_map(1)(lambda i: (i, os.getpid()), PAGES)
+    assert {pid for _, pid in one} == {here}
