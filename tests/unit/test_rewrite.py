@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from mdcrawl.rewrite import (
+    _ATX,
     Slugger,
     github_slug,
     headings,
@@ -161,3 +164,44 @@ def test_segments_read_fences_exactly_as_iter_lines(markdown: str) -> None:
         return out
 
     assert merged(segments(markdown)) == merged(list(iter_lines(markdown)))
+
+
+def _headings_line_by_line(markdown: str) -> list[tuple[int, str]]:
+    """The plain reading ``headings`` must agree with: the ATX pattern on every line."""
+    found = []
+    for line, in_code in iter_lines(markdown):
+        match = None if in_code else _ATX.match(line.rstrip("\r\n"))
+        if match:
+            found.append((len(match["hashes"]), (match["text"] or "").strip()))
+    return found
+
+
+def _relevel_line_by_line(markdown: str, shift: int) -> str:
+    out = []
+    for line, in_code in iter_lines(markdown):
+        match = None if in_code else _ATX.match(line.rstrip("\r\n"))
+        if match:
+            level = min(6, len(match["hashes"]) + shift)
+            ending = line[len(line.rstrip("\r\n")) :]
+            line = f"{match['indent']}{'#' * level} {(match['text'] or '').strip()}{ending}"
+        out.append(line)
+    return "".join(out)
+
+
+def test_headings_and_relevel_read_every_line_as_the_atx_pattern_does() -> None:
+    """The fast paths (heading lines found first, each read without the pattern's lazy
+    text) agree with the pattern line by line on random documents of awkward lines."""
+    rng = random.Random(13)
+    pieces = ["#", "##", "#######", " ", "   ", "    ", "\t", "x", "`", "\u00a0", "# ##"]
+    special = ["```", "~~~", "", "> ```", "text", "\x0b# odd space"]
+    for _ in range(400):
+        lines = [
+            "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+            if rng.random() < 0.8
+            else rng.choice(special)
+            for _ in range(rng.randint(1, 12))
+        ]
+        markdown = "\n".join(lines) + rng.choice(["", "\n"])
+        assert headings(markdown) == _headings_line_by_line(markdown)
+        for shift in (1, 3):
+            assert relevel(markdown, shift) == _relevel_line_by_line(markdown, shift)

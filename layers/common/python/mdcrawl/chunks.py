@@ -18,12 +18,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .rewrite import Slugger, iter_lines, plain_text
+from .rewrite import Slugger, atx_heading, iter_lines, plain_text
 from .tokens import estimate_tokens
 
 MAX_CHUNK_TOKENS = 800
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_ATX_OPENING = re.compile(r" {0,3}(#{1,6})")
 _HTML_TABLE_OPEN = re.compile(r"^\s*<table\b", re.I)
 _HTML_TABLE_CLOSE = re.compile(r"</table>\s*$", re.I)
 
@@ -99,26 +98,6 @@ def chunk_page(
                 )
             )
     return chunks
-
-
-def atx_heading(line: str) -> tuple[int, str] | None:
-    """``_ATX.match(line)`` read as (level, raw text): the same answer without the
-    regex's lazy text, which tries the closing sequence at every character of the line
-    (API pages have thousands of headings hundreds of characters long). ``line`` has no
-    line break."""
-    opening = _ATX_OPENING.match(line)
-    if opening is None:
-        return None
-    rest = line[opening.end() :]
-    if not rest:
-        return len(opening[1]), ""
-    if rest[0] not in " \t":
-        return None  # seven #s, or "#word": no heading
-    text = rest.lstrip(" \t").rstrip(" \t")
-    unhashed = text.rstrip("#")
-    if unhashed != text and unhashed[-1:] in (" ", "\t"):
-        text = unhashed.rstrip(" \t")  # a closing sequence: " ##"
-    return len(opening[1]), text
 
 
 def blocks(markdown: str) -> Iterator[tuple[str, bool]]:

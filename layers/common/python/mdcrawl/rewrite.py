@@ -147,12 +147,17 @@ def _relink_prose_twice(text: str, first: Resolver, second: Resolver) -> tuple[s
 def _relink_piece_twice(
     piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str]
 ) -> None:
-    """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan."""
+    """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
+    and the reading of each link."""
     start = 0
     for match in _LINK.finditer(piece):
         before = piece[start : match.start()]
-        one += [before, _relink(match, first)]
-        two += [before, _relink(match, second)]
+        kind = match.lastgroup or ""  # the link's own group closes last in each branch
+        url = match[kind]
+        bracketed = url.startswith("<") and url.endswith(">")
+        bare = url[1:-1] if bracketed else url
+        one += [before, _relinked(match, kind, url, bracketed, first(bare))]
+        two += [before, _relinked(match, kind, url, bracketed, second(bare))]
         start = match.end()
     rest = piece[start:]
     one.append(rest)
@@ -160,10 +165,16 @@ def _relink_piece_twice(
 
 
 def _relink(match: re.Match[str], resolve: Resolver) -> str:
-    kind = next(k for k in ("inline", "refdef", "auto", "href") if match[k] is not None)
+    kind = match.lastgroup or ""
     url = match[kind]
     bracketed = url.startswith("<") and url.endswith(">")
-    target = resolve(url[1:-1] if bracketed else url)
+    return _relinked(match, kind, url, bracketed, resolve(url[1:-1] if bracketed else url))
+
+
+def _relinked(
+    match: re.Match[str], kind: str, url: str, bracketed: bool, target: str | None
+) -> str:
+    """The link ``match`` pointing at ``target`` (None: as it was)."""
     if target is None:
         return match.group()
     if kind == "auto":
@@ -199,17 +210,47 @@ _OTHER_BREAK = re.compile(r"[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|^[ \t]*[^\S\n 
 
 def _irregular(markdown: str) -> bool:
     return _OTHER_SPACE.search(markdown) is not None and _OTHER_BREAK.search(markdown) is not None
-_ATX_LINES = re.compile(_ATX.pattern, re.M)
+# Lines that may be ATX headings; ``atx_heading`` reads each (``_ATX`` with re.M would
+# try its lazy text at every character of every heading line: API pages have thousands
+# of headings hundreds of characters long).
+_HEADING_LINES = re.compile(r"^ {0,3}#[^\n]*", re.M)
+_ATX_OPENING = re.compile(r" {0,3}(#{1,6})")
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """``_ATX.match(line)`` read as (level, raw text): the same answer without the
+    regex's lazy text. ``line`` has no line break."""
+    opening = _ATX_OPENING.match(line)
+    if opening is None:
+        return None
+    rest = line[opening.end() :]
+    if not rest:
+        return len(opening[1]), ""
+    if rest[0] not in " \t":
+        return None  # seven #s, or "#word": no heading
+    text = rest.lstrip(" \t").rstrip(" \t")
+    unhashed = text.rstrip("#")
+    if unhashed != text and unhashed[-1:] in (" ", "\t"):
+        text = unhashed.rstrip(" \t")  # a closing sequence: " ##"
+    return len(opening[1]), text
+
+
+def _prose_headings(text: str) -> Iterator[tuple[int, str]]:
+    """The headings of a stretch of whole lines outside code, with only \\n breaks."""
+    for match in _HEADING_LINES.finditer(text):
+        found = atx_heading(match.group())
+        if found is not None:
+            yield found[0], found[1].strip()
 
 
 def headings(markdown: str) -> list[tuple[int, str]]:
     """ATX headings outside code, as (level, text), in document order."""
     if not _irregular(markdown):
         return [
-            (len(match["hashes"]), (match["text"] or "").strip())
+            heading
             for text, in_code in segments(markdown)
             if not in_code
-            for match in _ATX_LINES.finditer(text)
+            for heading in _prose_headings(text)
         ]
     found = []
     for line, in_code in iter_lines(markdown):
@@ -241,10 +282,14 @@ def _relevel_prose(text: str, shift: int) -> str:
     """``relevel`` of a stretch of whole lines outside code, with only \\n line breaks."""
 
     def deeper(match: re.Match[str]) -> str:
-        level = min(6, len(match["hashes"]) + shift)
-        return f"{match['indent']}{'#' * level} {(match['text'] or '').strip()}"
+        line = match.group()
+        found = atx_heading(line)
+        if found is None:
+            return line
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        return f"{indent}{'#' * min(6, found[0] + shift)} {found[1].strip()}"
 
-    return _ATX_LINES.sub(deeper, text) if "#" in text else text
+    return _HEADING_LINES.sub(deeper, text) if "#" in text else text
 
 
 # Link text may hold one level of brackets: Node's "[[src]](url)" is the text "[src]".
