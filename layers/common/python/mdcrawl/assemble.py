@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 from .llms import llms_txt, site_name
 from .models import Job, PageRecord
 from .order import reading_order, relative_segments, strip_html_suffix
-from .quality import RepeatedLines, page_warnings, summarize
+from .quality import SAMPLE_PAGES, RepeatedLines, line_hashes, page_warnings, summarize
 from .rewrite import (
     Slugger,
     github_slug,
@@ -101,11 +101,11 @@ def write_outputs(
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
     pages, ordered, read_markdown = _retitled(pages, ordered, read_markdown)
-    repeated = RepeatedLines()
-    plan = _plan(ordered, job.url, name, read_markdown, repeated)
+    repeated, page_map = RepeatedLines(), page_map or _serial
+    plan = _plan(ordered, job.url, name, read_markdown, repeated, page_map)
     linker = _Linker(plan, pages, read_anchors)
     renderer = _Renderer(plan, read_markdown, linker, repeated)
-    chars, report = _write_docs_and_pages(job, name, renderer, open_output, page_map or _serial)
+    chars, report = _write_docs_and_pages(job, name, renderer, open_output, page_map)
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     listed = _write_manifest(open_output, pages, plan, report)
     warnings = list(report.values())
@@ -148,39 +148,66 @@ def _retitled(
 # --- first pass: files, headings, anchors -------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Read:
+    """The first pass's reading of one page, which needs no other page (``PageMap``)."""
+
+    file: str  # "pages/0001-intro.md"
+    headings: tuple[tuple[int, str, str, str], ...]  # level, text, its slug, slug in file
+    tokens: int  # the page's markdown, estimated
+    lines: frozenset[int] | None  # its line hashes, for the first pages (quality.py)
+
+
+class _PageReader:
+    """``_Read`` of the i-th page in reading order."""
+
+    def __init__(
+        self, ordered: Sequence[PageRecord], start_url: str, read: Callable[[str], str]
+    ) -> None:
+        self._ordered, self._start, self._read = ordered, start_url, read
+        self._width = max(4, len(str(len(ordered))))
+
+    def __call__(self, index: int) -> _Read:
+        page = self._ordered[index]
+        markdown = _with_title(self._read(page.markdown_key or ""), page)
+        file = f"{PAGES_DIR}{index + 1:0{self._width}d}-{page_slug(page.url, self._start)}.md"
+        page_slugs = Slugger()
+        found = tuple(
+            (level, text, github_slug(plain_text(text)), page_slugs.slug(text))
+            for level, text in headings(markdown)
+        )
+        lines = line_hashes(markdown) if index < SAMPLE_PAGES else None
+        return _Read(file, found, estimate_tokens(markdown), lines)
+
+
 def _plan(
     ordered: Sequence[PageRecord],
     start_url: str,
     name: str,
     read_markdown: Callable[[str], str],
     repeated: RepeatedLines,
+    page_map: PageMap,
 ) -> list[_Planned]:
     doc_slugs = Slugger()
     doc_slugs.slug(name)  # the document's title and contents heading take their ids first
     doc_slugs.slug(CONTENTS)
-    width = max(4, len(str(len(ordered))))
     plan = []
-    for index, page in enumerate(ordered, start=1):
-        markdown = _with_title(read_markdown(page.markdown_key or ""), page)
-        repeated.sample(markdown)
-        file = f"{PAGES_DIR}{index:0{width}d}-{page_slug(page.url, start_url)}.md"
-        planned = _plan_page(page, file, headings(markdown), doc_slugs)
-        plan.append(replace(planned, tokens=estimate_tokens(markdown)))
+    reads = page_map(_PageReader(ordered, start_url, read_markdown), len(ordered))
+    for page, read in zip(ordered, reads, strict=True):
+        if read.lines is not None:
+            repeated.add_sample(read.lines)
+        plan.append(_plan_page(page, read, doc_slugs))
     return plan
 
 
-def _plan_page(
-    page: PageRecord, file: str, found: list[tuple[int, str]], doc_slugs: Slugger
-) -> _Planned:
-    page_slugs = Slugger()
+def _plan_page(page: PageRecord, read: _Read, doc_slugs: Slugger) -> _Planned:
     planned, fragments = [], {}
-    for level, text in found:
-        heading = _Heading(min(6, level + 1), text, doc_slugs.slug(text))
-        local = page_slugs.slug(text)
+    for level, text, base, local in read.headings:
+        heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base))
         for key in (local, _loose(local)):
             fragments.setdefault(key, (heading.anchor, local))
         planned.append(heading)
-    return _Planned(page, file, tuple(planned), fragments)
+    return _Planned(page, read.file, tuple(planned), fragments, tokens=read.tokens)
 
 
 def _with_title(markdown: str, page: PageRecord) -> str:

@@ -59,10 +59,16 @@ class RepeatedLines:
         self._repeated: frozenset[int] | None = None
 
     def sample(self, markdown: str) -> None:
+        if self._sampled < SAMPLE_PAGES:
+            self.add_sample(line_hashes(markdown))
+
+    def add_sample(self, hashes: frozenset[int]) -> None:
+        """``sample`` of a page whose ``line_hashes`` were taken elsewhere (a forked
+        process: ``hash`` is the same there)."""
         if self._sampled >= SAMPLE_PAGES:
             return
         self._sampled += 1
-        self._seen.update({hash(line) for line in prose_lines(markdown) if _countable(line)})
+        self._seen.update(hashes)
 
     def repeated(self) -> frozenset[int]:
         if self._repeated is None:
@@ -76,6 +82,11 @@ class RepeatedLines:
         if not repeated:
             return 0
         return sum(1 for line in prose_lines(markdown) if hash(line) in repeated)
+
+
+def line_hashes(markdown: str) -> frozenset[int]:
+    """The hashes of the page's lines that may count as repeated across the site."""
+    return frozenset(hash(line) for line in prose_lines(markdown) if _countable(line))
 
 
 def page_warnings(

@@ -387,7 +387,10 @@ class Slugger:
         self._seen: dict[str, int] = {}
 
     def slug(self, heading_text: str) -> str:
-        base = github_slug(plain_text(heading_text))
+        return self.unique(github_slug(plain_text(heading_text)))
+
+    def unique(self, base: str) -> str:
+        """The document's anchor for a heading whose GitHub slug is ``base``."""
         slug = base
         while slug in self._seen:
             self._seen[base] += 1
