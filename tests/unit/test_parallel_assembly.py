@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import BinaryIO, cast
 
 from mdcrawl.adapters.local.parallel import MIN_PAGES, forked_page_map
+from mdcrawl.agent_outputs import CHUNKS, LLMS_FULL, write_agent_outputs
 from mdcrawl.assemble import write_outputs
 from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
 
@@ -97,3 +98,20 @@ def test_few_pages_or_one_worker_render_here() -> None:
     assert {pid for _, pid in forked_page_map(2)(lambda i: (i, os.getpid()), 3)} == {here}
     one = forked_page_map(1)(lambda i: (i, os.getpid()), PAGES)
     assert {pid for _, pid in one} == {here}
+
+
+def _agent_outputs(page_map: object) -> dict[str, bytes]:
+    job = Job(job_id="j", url=ROOT, options=CrawlOptions(), started_at=1_700_000_000.0)
+    files = Files()
+    markdown = {f"k{i}": _markdown(i) for i in range(PAGES)}
+    write_agent_outputs(
+        job, _pages(), markdown.__getitem__, files.open, 2_000, None, page_map  # type: ignore[arg-type]
+    )
+    return files.data
+
+
+def test_forked_agent_outputs_are_the_same_bytes() -> None:
+    serial = _agent_outputs(None)
+    assert _agent_outputs(forked_page_map(2)) == serial
+    assert {LLMS_FULL, CHUNKS} <= set(serial)
+    assert len(serial[LLMS_FULL].split(b"\nSource: ")) == PAGES + 1

@@ -14,8 +14,9 @@ apart from the opener.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
-from .assemble import OutputOpener
+from .assemble import OutputOpener, PageMap
 from .chunks import chunk_lines, chunk_page
 from .llms import site_name
 from .models import Job, PageRecord, PageStatus
@@ -37,18 +38,20 @@ def write_agent_outputs(
     open_output: OutputOpener,
     max_tokens: int | None = None,
     page_chunks: ChunkLines | None = None,
+    page_map: PageMap | None = None,
 ) -> tuple[str, ...]:
-    """Write the files above; returns their names."""
-    page_chunks = page_chunks or chunked
+    """Write the files above; returns their names. ``page_map``: where each page's part
+    of llms-full.txt and chunks.jsonl is made (``assemble.PageMap``; default: here)."""
     ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
     name = site_name(ordered, job.url)
     written = [LLMS_FULL, CHUNKS]
+    pieces = _Pieces(ordered, read_markdown, page_chunks or chunked)
     with open_output(LLMS_FULL) as full, open_output(CHUNKS) as chunks:
         # not a "Source:" line: that marks where each page starts (mdcrawl pull reads it)
         full.write(f"# {name}\n\n> {len(ordered)} pages crawled from {job.url}\n\n".encode())
-        for page in _pages(ordered, read_markdown):
-            full.write(framed(page.markdown, page.url).encode("utf-8"))
-            chunks.write(page_chunks(page.url, page.title, page.markdown))
+        for page_text, page_lines in (page_map or _serial)(pieces, len(ordered)):
+            full.write(page_text)
+            chunks.write(page_lines)
     if max_tokens:
         parts = split_parts(list(_pages(ordered, read_markdown)), max_tokens, name)
         for part in parts:
@@ -56,6 +59,29 @@ def write_agent_outputs(
         _write(open_output, PARTS_INDEX, parts_index(parts, name, max_tokens))
         written += [*(p.name for p in parts), PARTS_INDEX]
     return tuple(written)
+
+
+class _Pieces:
+    """The i-th page's llms-full.txt part and chunks.jsonl lines, encoded."""
+
+    def __init__(
+        self,
+        ordered: Sequence[PageRecord],
+        read_markdown: Callable[[str], str],
+        page_chunks: ChunkLines,
+    ) -> None:
+        self._ordered, self._read, self._chunks = ordered, read_markdown, page_chunks
+
+    def __call__(self, index: int) -> tuple[bytes, bytes]:
+        record = self._ordered[index]
+        markdown = page_markdown(record, self._read(record.markdown_key or ""))
+        title = record.title or record.url
+        text = framed(markdown, record.url).encode("utf-8")
+        return text, self._chunks(record.url, title, markdown)
+
+
+def _serial(pieces: Callable[[int], Any], count: int) -> Iterator[Any]:
+    return map(pieces, range(count))
 
 
 def agent_output_names(max_tokens: int | None) -> dict[str, str]:

@@ -127,7 +127,8 @@ def _assemble(
     read = lambda key: _read_markdown(blobs, key)  # noqa: E731
     anchors = lambda key: _read_anchors(blobs, key)  # noqa: E731
     result = write_outputs(job, records, read, open_output, anchors, page_map)
-    write_agent_outputs(job, records, read, open_output, job.options.max_tokens, page_chunks)
+    limit = job.options.max_tokens
+    write_agent_outputs(job, records, read, open_output, limit, page_chunks, page_map)
     return result
 
 
