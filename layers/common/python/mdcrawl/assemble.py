@@ -153,7 +153,8 @@ class _Read:
     """The first pass's reading of one page, which needs no other page (``PageMap``)."""
 
     file: str  # "pages/0001-intro.md"
-    headings: tuple[tuple[int, str, str, str], ...]  # level, text, its slug, slug in file
+    # level, text, its GitHub slug, its anchor in the page's file and that anchor loosened
+    headings: tuple[tuple[int, str, str, str, str], ...]
     tokens: int  # the page's markdown, estimated
     lines: frozenset[int] | None  # its line hashes, for the first pages (quality.py)
 
@@ -173,8 +174,9 @@ class _PageReader:
         file = f"{PAGES_DIR}{index + 1:0{self._width}d}-{page_slug(page.url, self._start)}.md"
         page_slugs = Slugger()
         found = tuple(
-            (level, text, github_slug(plain_text(text)), page_slugs.slug(text))
+            (level, text, github_slug(plain_text(text)), local, _loose(local))
             for level, text in headings(markdown)
+            for local in (page_slugs.slug(text),)
         )
         lines = line_hashes(markdown) if index < SAMPLE_PAGES else None
         return _Read(file, found, estimate_tokens(markdown), lines)
@@ -202,10 +204,10 @@ def _plan(
 
 def _plan_page(page: PageRecord, read: _Read, doc_slugs: Slugger) -> _Planned:
     planned, fragments = [], {}
-    for level, text, base, local in read.headings:
+    for level, text, base, local, loose in read.headings:
         heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base))
-        for key in (local, _loose(local)):
-            fragments.setdefault(key, (heading.anchor, local))
+        fragments.setdefault(local, (heading.anchor, local))
+        fragments.setdefault(loose, (heading.anchor, local))
         planned.append(heading)
     return _Planned(page, read.file, tuple(planned), fragments, tokens=read.tokens)
 
@@ -221,7 +223,10 @@ def _with_title(markdown: str, page: PageRecord) -> str:
 
 def _loose(fragment: str) -> str:
     """Sites and GitHub slug punctuation differently ("what-s-new" vs "whats-new")."""
-    return "~" + re.sub(r"[\W_]+", "", fragment.lower())
+    return "~" + _NOT_ALNUM.sub("", fragment.lower())
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def page_slug(url: str, start_url: str) -> str:
