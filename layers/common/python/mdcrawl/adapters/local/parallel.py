@@ -2,10 +2,17 @@
 
 After the crawl the pool workers have exited and the assembly would run on one core:
 on an API reference of 2,400 small pages that is seconds of wall time with the other
-core idle. ``forked_page_map`` renders the pages in forked children instead: a fork
-inherits the assembly's plan, link table and readers as they are (nothing to pickle
-but each page's encoded result, which comes back in page order), and the parent only
-writes. Where ``fork`` is missing (Windows), or the pages are few, they render here.
+core idle. ``forked_page_map`` renders the pages in this process and in forked
+children, one per other core: a fork inherits the assembly's plan, link table and
+readers as they are (nothing is pickled but each page's encoded result, which comes
+back in page order), and the pages are dealt out in runs of ``PAGES_PER_TASK``, every
+``cores``-th run rendered here. Where ``fork`` is missing (Windows), or the pages are
+few, they all render here.
+
+Memory: a forked child shares this process's pages, but each is counted whole in the
+resident size of both. So the garbage of the crawl is collected and the freed heap
+handed back to the system (``malloc_trim``) before the fork, and the survivors frozen
+(``gc.freeze``) so that the children's collections never touch, and copy, them.
 
 Forking is safe at this point of a run: the event loop and the fetcher are closed, and
 the children only read blobs (files) and compute; they never touch SQLite.
@@ -13,6 +20,9 @@ the children only read blobs (files) and compute; they never touch SQLite.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -21,7 +31,7 @@ from typing import Any
 from ...assemble import PageMap
 
 MIN_PAGES = 64  # fewer: forking costs more than it saves
-PAGES_PER_TASK = 8  # pages sent to a child at once (fewer pipe round trips)
+PAGES_PER_TASK = 8  # pages in a run (fewer pipe round trips)
 
 # The render function of the map under way: set before the children fork, so each
 # inherits it (a fork shares the parent's memory; nothing is pickled but the index).
@@ -29,7 +39,8 @@ _render: Callable[[int], Any] | None = None
 
 
 def forked_page_map(workers: int | None = None) -> PageMap:
-    """A ``PageMap`` rendering in ``workers`` forked children (default: one per core)."""
+    """A ``PageMap`` rendering on ``workers`` processes, this one included (default:
+    one per core)."""
     count = workers or os.cpu_count() or 1
 
     def page_map(render: Callable[[int], Any], pages: int) -> Iterator[Any]:
@@ -42,14 +53,35 @@ def forked_page_map(workers: int | None = None) -> PageMap:
 
 def _forked(render: Callable[[int], Any], pages: int, workers: int) -> Iterator[Any]:
     global _render
+    runs = [
+        range(start, min(start + PAGES_PER_TASK, pages))
+        for start in range(0, pages, PAGES_PER_TASK)
+    ]
+    here = {k for k in range(len(runs)) if k % workers == 0}
+    theirs = [i for k, run in enumerate(runs) if k not in here for i in run]
     _render = render
+    _shrink()
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            yield from pool.imap(_render_one, range(pages), chunksize=PAGES_PER_TASK)
+        with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
+            answers = pool.imap(_render_one, theirs, chunksize=PAGES_PER_TASK)
+            for k, run in enumerate(runs):
+                if k in here:
+                    yield from map(render, run)
+                else:
+                    yield from (next(answers) for _ in run)
     finally:
         _render = None
+        gc.unfreeze()
 
 
 def _render_one(index: int) -> Any:
     assert _render is not None, "child forked without a render function"
     return _render(index)
+
+
+def _shrink() -> None:
+    """Collect, give the freed heap back to the system, freeze what is left (above)."""
+    gc.collect()
+    with contextlib.suppress(AttributeError, OSError):  # glibc only: elsewhere, no trim
+        ctypes.CDLL(None).malloc_trim(0)
+    gc.freeze()
