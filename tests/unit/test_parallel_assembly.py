@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, cast
@@ -115,3 +116,17 @@ def test_forked_agent_outputs_are_the_same_bytes() -> None:
     assert _agent_outputs(forked_page_map(2)) == serial
     assert {LLMS_FULL, CHUNKS} <= set(serial)
     assert len(serial[LLMS_FULL].split(b"\nSource: ")) == PAGES + 1
+
+
+def test_a_process_running_other_threads_renders_here() -> None:
+    """No fork while another thread runs (serve, a program calling the API from a
+    thread): a lock it held would stay held in the child."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        pids = {pid for _, pid in forked_page_map(2)(lambda i: (i, os.getpid()), PAGES)}
+    finally:
+        stop.set()
+        other.join()
+    assert pids == {os.getpid()}

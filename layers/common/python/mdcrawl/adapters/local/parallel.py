@@ -12,10 +12,14 @@ few, they all render here.
 Memory: a forked child shares this process's pages, but each is counted whole in the
 resident size of both. So the garbage of the crawl is collected and the freed heap
 handed back to the system (``malloc_trim``) before the fork, and the survivors frozen
-(``gc.freeze``) so that the children's collections never touch, and copy, them.
+(``gc.freeze``, until the children are done) so that the children's collections never
+touch, and copy, them.
 
 Forking is safe at this point of a run: the event loop and the fetcher are closed, and
-the children only read blobs (files) and compute; they never touch SQLite.
+the children only read blobs (files) and compute; they never touch SQLite. A process
+running other threads (``mdcrawl serve``'s crawls for MCP, a program calling
+``mdcrawl.api.crawl`` from a thread) never forks: a lock another thread held at the
+fork would stay held in the child. It renders every page itself.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import ctypes
 import gc
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +41,7 @@ PAGES_PER_TASK = 8  # pages in a run (fewer pipe round trips)
 # The render function of the map under way: set before the children fork, so each
 # inherits it (a fork shares the parent's memory; nothing is pickled but the index).
 _render: Callable[[int], Any] | None = None
+_shrunk = False  # collected and trimmed once already (``_shrink``)
 
 
 def forked_page_map(workers: int | None = None) -> PageMap:
@@ -44,7 +50,7 @@ def forked_page_map(workers: int | None = None) -> PageMap:
     count = workers or os.cpu_count() or 1
 
     def page_map(render: Callable[[int], Any], pages: int) -> Iterator[Any]:
-        if count < 2 or pages < MIN_PAGES or "fork" not in multiprocessing.get_all_start_methods():
+        if count < 2 or pages < MIN_PAGES or not _may_fork():
             return map(render, range(pages))
         return _forked(render, pages, count)
 
@@ -74,14 +80,24 @@ def _forked(render: Callable[[int], Any], pages: int, workers: int) -> Iterator[
         gc.unfreeze()
 
 
+def _may_fork() -> bool:
+    """``fork`` exists and this process runs one thread (above)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def _render_one(index: int) -> Any:
     assert _render is not None, "child forked without a render function"
     return _render(index)
 
 
 def _shrink() -> None:
-    """Collect, give the freed heap back to the system, freeze what is left (above)."""
-    gc.collect()
-    with contextlib.suppress(AttributeError, OSError):  # glibc only: elsewhere, no trim
-        ctypes.CDLL(None).malloc_trim(0)
+    """Collect, give the freed heap back to the system, freeze what is left (above).
+    The full collection only before a process's first fork (a crawl's heap takes a
+    while to walk); later forks freeze what there is as it is."""
+    global _shrunk
+    if not _shrunk:
+        _shrunk = True
+        gc.collect()
+        with contextlib.suppress(AttributeError, OSError):  # glibc only: else, no trim
+            ctypes.CDLL(None).malloc_trim(0)
     gc.freeze()
