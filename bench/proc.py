@@ -20,7 +20,11 @@ class Measured:
 
 def _children(pid: int) -> list[int]:
     kids: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").glob("*"))
+    except OSError:  # it exited between two looks (a short-lived child: the sampler lives on)
+        return kids
+    for task in tasks:
         try:
             kids += [int(c) for c in (task / "children").read_text().split()]
         except OSError:

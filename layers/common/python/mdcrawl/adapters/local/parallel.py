@@ -5,8 +5,8 @@ on an API reference of 2,400 small pages that is seconds of wall time with the o
 core idle. ``forked_page_map`` renders the pages in this process and in forked
 children, one per other core: a fork inherits the assembly's plan, link table and
 readers as they are (nothing is pickled but each page's encoded result, which comes
-back in page order), and the pages are dealt out in runs of ``PAGES_PER_TASK``, every
-``cores``-th run rendered here. Where ``fork`` is missing (Windows), or the pages are
+back in page order), and the pages are dealt out in runs of ``PAGES_PER_TASK``, one
+run in ``cores + 1`` rendered here. Where ``fork`` is missing (Windows), or the pages are
 few, they all render here.
 
 Memory: a forked child shares this process's pages, but each is counted whole in the
@@ -63,7 +63,9 @@ def _forked(render: Callable[[int], Any], pages: int, workers: int) -> Iterator[
         range(start, min(start + PAGES_PER_TASK, pages))
         for start in range(0, pages, PAGES_PER_TASK)
     ]
-    here = {k for k in range(len(runs)) if k % workers == 0}
+    # This process also writes every page and does the passes' serial parts: it renders
+    # fewer runs than each child (one in cores + 1).
+    here = {k for k in range(len(runs)) if k % (workers + 1) == 0}
     theirs = [i for k, run in enumerate(runs) if k not in here for i in run]
     _render = render
     _shrink()
