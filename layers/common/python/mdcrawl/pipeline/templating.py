@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..convert import learn_template
 from ..models import PageRecord, PageStatus
 from ..names import job_key
 from ..ports import BlobStore
@@ -94,6 +93,8 @@ def settle(
     if rules and pages and ruled >= RULED_SHARE * len(pages):
         template = None
     else:
+        from ..convert import learn_template  # the converter: only where a page needs it
+
         template = learn_template(_bodies(pages, blobs), rules)
     document = template.to_json() if template is not None else NO_TEMPLATE_JSON
     # Two workers settling at once learn the same template from the same sample.
