@@ -148,8 +148,38 @@ def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> boo
     cached = blobs.get(markdown_cache_key(page, None, rules))  # a re-crawl: no parse
     if cached is not None:
         return not templating.by_rule(_from_json(cached).extractor)
+    if blobs.exists(_waits_key(page)):  # a re-crawl of a page no rule recognises
+        return True
     body = blobs.get(page.body_key)
-    return body is not None and depends_on_template(body, page.encoding, rules)
+    if body is None or not depends_on_template(body, page.encoding, rules):
+        return False
+    blobs.put(_waits_key(page), b"", "application/octet-stream")
+    return True
+
+
+def _waits_key(page: CrawledPage) -> str:
+    """Where the markdown cache notes that no generator rule recognises this body (its
+    markdown waits for the template): the answer of a parse, kept for the next crawl.
+    Only rules-on crawls ask; ``depends_on_template`` reads the body and its encoding."""
+    charset = hashlib.sha256((page.encoding or "").encode()).hexdigest()[:8]
+    name = f"{page.content_hash}-{charset}.waits"
+    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{name}"
+
+
+def needs_no_converter(page: CrawledPage, deps: ProcessDeps) -> bool:
+    """Can ``process_page`` record this page without converting or parsing it? Its
+    markdown is cached under the key it would use now, or (the template not settled
+    yet) it is known to wait for the template. Then no conversion worker is needed."""
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
+    if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
+        return True
+    if state.settled:
+        return False
+    if not rules:
+        return True
+    cached = deps.blobs.exists(markdown_cache_key(page, None, rules))
+    return cached or deps.blobs.exists(_waits_key(page))
 
 
 def _deferred_record(page: CrawledPage, key: str) -> PageRecord:
@@ -225,12 +255,6 @@ def markdown_cache_key(
     variant = "" if template is None and rules else f"-t{template_id(template)}-r{int(rules)}"
     name = f"{page.content_hash}-{base}{variant}.json"
     return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{name}"
-
-
-def job_markdown_cache_key(page: CrawledPage, deps: ProcessDeps) -> str:
-    """The cache key the process step would use for this page right now."""
-    rules = deps.facts.rules(page.job_id, deps.jobs)
-    return markdown_cache_key(page, deps.facts.template(page.job_id, deps.blobs).template, rules)
 
 
 def converted_page(

@@ -25,7 +25,7 @@ from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageSta
 from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.fetching import body_key
-from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
+from ..pipeline.process import ProcessDeps, needs_no_converter, process_page
 from ..pipeline.reading import Fetched, read_fetched
 from ..ports import CrawlRequest, CrawlResponse
 
@@ -154,7 +154,7 @@ class LocalInvoker:
 
     @staticmethod
     def _cached(page: CrawledPage, deps: ProcessDeps) -> bool:
-        return deps.blobs.exists(job_markdown_cache_key(page, deps))
+        return needs_no_converter(page, deps)
 
     def _done(self, future: Future[PageRecord]) -> None:
         self._pending.discard(future)
