@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support.demo import write_site
 from tests.support.server import serve_directory
 from tests.support.sites import require_site
+from tests.support.templated_site import PAGES, page_html
 
 CONVERTER = {
     "mdcrawl.convert",
@@ -45,11 +49,25 @@ def crawl_probed(url: str, tmp: Path) -> dict:
     return probe
 
 
-def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(tmp_path: Path) -> None:
-    site = require_site("requests")
-    with serve_directory(site.root) as server:
-        fresh = crawl_probed(server.url(site.start), tmp_path)
-        again = crawl_probed(server.url(site.start), tmp_path)
+def templated_site(root: Path) -> Path:
+    """A site no generator rule recognises: its pages wait for the learnt template."""
+    pages = {f"/p{n}.html": page_html(n) for n in range(PAGES)}
+    index = "".join(f'<a href="p{n}.html">page {n}</a> ' for n in range(PAGES))
+    return write_site(root, {**pages, "/index.html": f"<p>{index}</p>"})
+
+
+@pytest.mark.parametrize("kind", ["sphinx", "no-rule"])
+def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(
+    kind: str, tmp_path: Path
+) -> None:
+    if kind == "sphinx":
+        site = require_site("requests")
+        root, start = site.root, site.start
+    else:
+        root, start = templated_site(tmp_path / "site"), "/index.html"
+    with serve_directory(root) as server:
+        fresh = crawl_probed(server.url(start), tmp_path)
+        again = crawl_probed(server.url(start), tmp_path)
     # The probe sees both: a fresh crawl starts the pool; the crawl's modules are listed.
     assert fresh["pools"] == 1 and "mdcrawl.runtime.local" in again["modules"]
     assert again["pools"] == 0
