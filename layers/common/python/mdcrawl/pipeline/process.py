@@ -153,7 +153,7 @@ def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> boo
     body = blobs.get(page.body_key)
     if body is None or not depends_on_template(body, page.encoding, rules):
         return False
-    blobs.put(_waits_key(page), b"", "application/octet-stream")
+    blobs.put(_waits_key(page), b"1", "text/plain")  # not empty: a packed blob has a range
     return True
 
 
