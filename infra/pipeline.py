@@ -89,6 +89,10 @@ FUNCTIONS: dict[str, FunctionSpec] = {
 DEFAULT_EVENT_BUS = "default"
 FAN_OUT_BATCH = 100  # stream records per fan-out invocation
 FAN_OUT_RETRIES = 3
+# Lambda gathers a shard's records this long before invoking the fan-out (unless a full
+# batch is there first): about one invocation a second per busy job instead of one per
+# poll, each billed its subscribers' Query; live events are up to this much later.
+FAN_OUT_WINDOW_S = 1
 SERVICE_ERRORS_RETRIES = 2  # async processor: Lambda retries twice, then the DLQ
 
 
@@ -361,6 +365,7 @@ class Pipeline(Construct):
                 storage.tables[Table.EVENTS],
                 starting_position=lambda_.StartingPosition.LATEST,
                 batch_size=FAN_OUT_BATCH,
+                max_batching_window=cdk.Duration.seconds(FAN_OUT_WINDOW_S),
                 # One batch of a shard at a time, retried before any later record: order.
                 parallelization_factor=1,
                 bisect_batch_on_error=False,

@@ -1,7 +1,7 @@
 """Fetched pages (invoked asynchronously, one event per crawl batch): HTML -> markdown
-in S3, each page's record and event, the job's counters once. Idempotent: a redelivered
-event changes nothing twice. New events reach the job's WebSocket subscribers through
-the events table's stream (the fanout function)."""
+in S3, each page's record, the job's counters once, the pages' events together (one
+write). Idempotent: a redelivered event changes nothing twice. New events reach the
+job's WebSocket subscribers through the events table's stream (the fanout function)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from mdcrawl.adapters.aws.eventbuffer import collecting
 from mdcrawl.adapters.aws.invoker import PAGES
 from mdcrawl.adapters.aws.payloads import from_data
 from mdcrawl.models import CrawledPage
@@ -34,7 +35,9 @@ def pages_of(event: dict[str, Any]) -> list[CrawledPage]:
 def handle(
     event: dict[str, Any], deps: ProcessDeps, time_left: Callable[[], float] | None = None
 ) -> dict[str, Any]:
-    records = process_pages(pages_of(event), deps, time_left)
+    # The invocation's events are stored together, after its records (eventbuffer.py).
+    with collecting(deps.events):
+        records = process_pages(pages_of(event), deps, time_left)
     return {
         "job_id": records[0].job_id if records else event.get("job_id"),
         "pages": [{"url_hash": r.url_hash, "status": str(r.status)} for r in records],

@@ -182,3 +182,21 @@ def test_the_system_clock_reads_the_wall_clock(root):
         before = time.time()
         now = stores.clock.now()
         assert before <= now <= time.time()
+
+
+def test_a_listing_sees_what_another_connection_wrote_since_the_last_one(root):
+    """``SqlitePageStore.list`` keeps what it decoded until the database changes: a
+    record another process (a pool worker) or this connection writes shows at once."""
+    from mdcrawl.models import PageRecord, PageStatus
+
+    with open_local_stores(root) as mine, open_local_stores(root) as worker:
+        mine.pages.put(PageRecord("j", "u1", "h1", PageStatus.OK, 1))
+        assert [r.url for r in mine.pages.list("j")] == ["u1"]
+        worker.pages.put(PageRecord("j", "u2", "h2", PageStatus.OK, 2))
+        assert [r.url for r in mine.pages.list("j")] == ["u1", "u2"]
+        mine.pages.put(PageRecord("j", "u3", "h3", PageStatus.OK, 3))
+        assert [r.url for r in mine.pages.list("j")] == ["u1", "u2", "u3"]
+        assert mine.pages.list("other") == []
+        listed = mine.pages.list("j")
+        listed.clear()  # a caller's list is its own
+        assert len(mine.pages.list("j")) == 3

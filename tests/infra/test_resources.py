@@ -16,6 +16,7 @@ from infra.config import Settings
 from infra.pipeline import FUNCTIONS
 from infra.websocket import ROUTES as WS_ROUTES
 from tests.support.cfn import label, render
+from tests.support.stream import WINDOW_S
 
 from .conftest import ROOT, Synth
 
@@ -322,5 +323,8 @@ def test_live_events_flow_from_the_events_stream_to_the_fanout_function(synth: S
     assert render(mapping["EventSourceArn"]) == "<StorageEvents.StreamArn>"
     assert mapping["ParallelizationFactor"] == 1 and mapping["StartingPosition"] == "LATEST"
     assert mapping["BisectBatchOnFunctionError"] is False and mapping["MaximumRetryAttempts"] >= 1
+    # Records gathered for a second: one invocation (and subscribers' Query) per second
+    # of a busy job, not per poll; tests/support/stream.py's pump does the same.
+    assert mapping["MaximumBatchingWindowInSeconds"] == WINDOW_S
     (pattern,) = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
     assert pattern == {"eventName": ["INSERT"]}

@@ -63,3 +63,40 @@ def test_no_cache_fetches_everything_again(tmp_path: Path) -> None:
         assert crawl(url, tmp_path / "cache", tmp_path / "second", "--no-cache") == 0
         again = _page_requests(server)
     assert len(again) == pages and all(status == 200 for _, status, _ in again)
+
+
+def test_a_broken_link_is_not_asked_again_within_the_max_age(tmp_path: Path) -> None:
+    """A re-crawl does not re-request the site's 404s (Django's docs have 77 of 768 URLs),
+    and the URL still ends failed with the same reason and detail."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        "<html><head><title>Home</title></head><body><main><h1>Home</h1>"
+        "<p>Read <a href='guide.html'>the guide</a> and <a href='missing.html'>a lost page</a>."
+        "</p></main></body></html>"
+    )
+    (site / "guide.html").write_text(
+        "<html><head><title>Guide</title></head><body><main><h1>Guide</h1>"
+        "<p>Some words of guidance for the reader.</p></main></body></html>"
+    )
+    with serve_directory(site) as server:
+        url = server.url("/index.html")
+        assert crawl(url, tmp_path / "cache", tmp_path / "first") == 0
+        asked = [r.path for r in server.stats.requests if r.path == "/missing.html"]
+        server.stats.reset()
+        assert crawl(url, tmp_path / "cache", tmp_path / "second") == 0
+        again = [r.path for r in server.stats.requests if r.path == "/missing.html"]
+        server.stats.reset()
+        assert crawl(url, tmp_path / "cache", tmp_path / "third", "--no-cache") == 0
+        forced = [r.path for r in server.stats.requests if r.path == "/missing.html"]
+    assert (asked, again, forced) == (["/missing.html"], [], ["/missing.html"])
+
+    def failed(out: str) -> list[tuple[str, str, str]]:
+        return [
+            (m["url"], m["reason"], m.get("detail", ""))
+            for m in read_manifest(tmp_path / out)
+            if m["status"] == "failed"
+        ]
+
+    assert failed("first") == failed("second") == failed("third")
+    assert [reason for _, reason, _ in failed("first")] == ["http_404"]

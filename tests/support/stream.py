@@ -2,9 +2,10 @@
 
 moto keeps a streamed table's records (when no event source mapping is registered with
 it); ``StreamPump`` reads them the way Lambda's DynamoDB event source does — one batch
-of up to ``batch_size`` records at a time, in stream order, the next batch only after
-the previous one was handled, a failed batch retried before anything later — and hands
-each batch to the fan-out function. Records are in commit order because
+of up to ``batch_size`` records at a time (gathered for up to ``WINDOW_S``, the
+mapping's batching window), in stream order, the next batch only after the previous
+one was handled, a failed batch retried before anything later — and hands each batch
+to the fan-out function. Records are in commit order because
 ``moto_clients`` makes each DynamoDB request atomic (``atomic_moto_dynamodb``), as the
 service is: moto's own put and its stream numbering would race otherwise.
 
@@ -26,6 +27,9 @@ from mdcrawl.service.ws import EventCursor, Verdict, events_in, resume_after
 
 RETRIES = 3  # infra/pipeline.py FAN_OUT_RETRIES: then the batch is skipped
 POLL_S = 0.25  # Lambda polls each shard of a DynamoDB stream four times a second
+# infra/pipeline.py FAN_OUT_WINDOW_S: a batch short of ``batch_size`` waits until its
+# first record is this old (Lambda's MaximumBatchingWindowInSeconds)
+WINDOW_S = 1
 
 
 class StreamPump:
@@ -36,8 +40,11 @@ class StreamPump:
         deliver: Callable[[dict[str, Any]], Any],
         batch_size: int = 100,
         endpoint: str | None = None,
+        window_s: float = WINDOW_S,
     ) -> None:
-        self._deliver, self._batch_size = deliver, batch_size
+        self._deliver, self._batch_size, self._window_s = deliver, batch_size, window_s
+        self._held: list[dict[str, Any]] = []  # read, waiting for the window to end
+        self._held_since = 0.0
         # botocore would address a stream ARN's account-specific endpoint, which moto
         # does not serve: the regional one (or moto's server, ``endpoint``).
         region = session.region_name
@@ -62,7 +69,7 @@ class StreamPump:
     def start(self, poll_s: float = POLL_S) -> StreamPump:
         def run() -> None:
             while not self._stop.is_set():
-                if self.step() == 0:
+                if self.step(wait=True) == 0:
                     time.sleep(poll_s)
 
         self._thread = threading.Thread(target=run, name="stream-pump", daemon=True)
@@ -79,15 +86,27 @@ class StreamPump:
         while self.step():
             pass
 
-    def step(self) -> int:
-        """Deliver the next batch (retried up to ``RETRIES`` times); its size."""
+    def step(self, wait: bool = False) -> int:
+        """Deliver the next batch (retried up to ``RETRIES`` times); its size. ``wait``:
+        as the batching window, a batch short of ``batch_size`` is held (and 0 answered)
+        until its first record is ``window_s`` old."""
         with self._lock:
-            answer = self._streams.get_records(ShardIterator=self._iterator, Limit=self._batch_size)
-            records = answer["Records"]
-            if records:
-                self._deliver_with_retries(records)
+            room = self._batch_size - len(self._held)
+            answer = self._streams.get_records(ShardIterator=self._iterator, Limit=room)
             self._iterator = answer["NextShardIterator"]
+            if answer["Records"] and not self._held:
+                self._held_since = time.monotonic()
+            self._held.extend(answer["Records"])
+            records = self._held
+            full = len(records) >= self._batch_size
+            if not records or (wait and not full and not self._window_over()):
+                return 0
+            self._held = []
+            self._deliver_with_retries(records)
             return len(records)
+
+    def _window_over(self) -> bool:
+        return time.monotonic() - self._held_since >= self._window_s
 
     def _deliver_with_retries(self, records: list[dict[str, Any]]) -> None:
         event = {"Records": [{**r, "eventSourceARN": self._arn} for r in records]}

@@ -123,6 +123,41 @@ async def test_max_age_option_caps_freshness(stores: LocalStores) -> None:
     assert fetcher.calls == [(url, None), (url, '"v1"')]
 
 
+async def test_a_gone_answer_is_cached_for_the_max_age_with_its_reason(
+    stores: LocalStores,
+) -> None:
+    """A 404 is not asked again by a re-crawl within the max age (RFC 9111: cacheable
+    by default), and the URL ends with the same state, reason and detail from the cache."""
+    url, clock = BASE + "gone.html", Clock()
+    fetcher = ScriptedFetcher({url: errors.HttpStatusError(f"{url}: HTTP 404 Gone Fishing", 404)})
+
+    async def outcome(options: CrawlOptions = DEFAULTS):
+        [only] = (await crawl_batch(request(url, options=options), deps(stores, fetcher, clock))).outcomes
+        return (only.state, only.reason, only.detail)
+
+    first = await outcome()
+    assert first == (UrlState.FAILED, "http_404", f"{url}: HTTP 404 Gone Fishing")
+    clock.t += 60
+    assert await outcome() == first and len(fetcher.calls) == 1
+    assert await outcome(CrawlOptions(use_cache=False)) == first and len(fetcher.calls) == 2
+    clock.t += DEFAULTS.max_age_s  # past the max age: asked again, and now it is back
+    fetcher.script[url] = ok(url)
+    assert (await outcome())[0] is UrlState.DONE and len(fetcher.calls) == 3
+    assert stores.cache.get(url_hash(url)).status == 200
+
+
+async def test_only_gone_answers_are_cached(stores: LocalStores) -> None:
+    """A 403 or a 503 may be the client's or the moment's: always asked again."""
+    forbidden, busy, clock = BASE + "private.html", BASE + "busy.html", Clock()
+    fetcher = ScriptedFetcher({
+        forbidden: errors.HttpStatusError("403", 403), busy: errors.HttpStatusError("503", 503)
+    })
+    for _ in range(2):
+        await crawl_batch(request(forbidden, busy), deps(stores, fetcher, clock))
+    assert len(fetcher.calls) == 4
+    assert stores.cache.get(url_hash(forbidden)) is None
+
+
 async def test_start_url_brings_sitemap_urls(stores: LocalStores) -> None:
     fetcher = ScriptedFetcher({BASE: ok(BASE)})
     response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))

@@ -190,3 +190,67 @@ def test_a_batch_checks_the_sample_once_and_gives_the_same_output(stores: LocalS
     assert templating.load("batched", stores.blobs).settled
     assert pages.lists <= len(batches)  # one look at the sample per batch, not per page
     assert finalized(stores, "alone") == finalized(stores, "batched")
+
+
+def test_a_job_with_the_same_sample_reads_the_template_learnt_for_it(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Learning is a function of the sample's bodies: a re-crawl of an unchanged site does
+    not parse its sample again; a changed sample is learnt anew."""
+    from mdcrawl import convert
+
+    learnt: list[int] = []
+    learn = convert.learn_template
+
+    def counting(pages, rules: bool):  # noqa: ANN001, ANN202
+        pages = list(pages)
+        learnt.append(len(pages))
+        return learn(pages, rules)
+
+    monkeypatch.setattr(convert, "learn_template", counting)
+    ids = {}
+    for job_id in ("first", "again", "changed"):
+        pages = crawled(stores, job_id)
+        if job_id == "changed":  # another first page: another sample
+            body = page_html(0).replace("it explains", "it now explains").encode()
+            digest = hashlib.sha256(body).hexdigest()
+            stores.blobs.put(body_key(digest), body)
+            pages[0] = CrawledPage(job_id, url(0), "u0", url(0), digest, body_key(digest), 0, 1, 0)
+        for page in pages:
+            process_page(page, process_deps(stores))
+        ids[job_id] = templating.load(job_id, stores.blobs).id
+    assert learnt == [SAMPLE_SIZE, SAMPLE_SIZE]  # "again" learnt nothing
+    assert ids["again"] == ids["first"] and ids["first"]
+
+
+def test_a_recrawl_records_pages_no_rule_recognises_without_parsing_them(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With rules on, a page no rule recognises waits for the template; whether it does
+    took a parse. The answer is kept, so on the next crawl each page is recorded (the
+    first ones deferred, the rest from the markdown cache) without parsing or converting:
+    the local runtime then needs no conversion worker for it (``needs_no_converter``)."""
+    from mdcrawl.pipeline.process import needs_no_converter
+
+    for page in crawled(stores, "first", rules=True):
+        process_page(page, process_deps(stores))
+    first = finalized(stores, "first")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed or converted again")
+
+    monkeypatch.setattr(process, "depends_on_template", refuse)
+    monkeypatch.setattr(process, "convert_html", refuse)
+    deps = process_deps(stores)
+    pages = crawled(stores, "again", rules=True)
+    for page in pages:
+        assert needs_no_converter(page, deps), page.url
+        process_page(page, deps)
+    assert finalized(stores, "again") == first
+    # The same question on a body never seen is answered by parsing it.
+    body = page_html(0).replace("Introduction", "Preface").encode()
+    digest = hashlib.sha256(body).hexdigest()
+    stores.blobs.put(body_key(digest), body)
+    unseen = CrawledPage("new", url(0), "u0", url(0), digest, body_key(digest), 0, 1, False)
+    stores.jobs.create(Job("new", url(0), CrawlOptions()))
+    assert not needs_no_converter(unseen, deps)

@@ -4,6 +4,7 @@ failed, 2 usage error, 130 interrupted (state kept: the same command resumes).""
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 import tempfile
@@ -215,6 +216,10 @@ def _error(message: str, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the process's own command line (the console script)
+        # What the imports made lives as long as the process: out of the collector's
+        # sight, a full collection no longer walks it (~30 ms of a cached re-crawl).
+        gc.freeze()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

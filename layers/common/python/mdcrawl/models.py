@@ -176,6 +176,7 @@ class CacheEntry:
     links: tuple[str, ...] = ()  # absolute, normalised links found on the page
     title: str | None = None
     encoding: str | None = None  # charset from the response headers, for conversion
+    detail: str | None = None  # a "gone" answer's (404, 410) error text, no body
 
 
 @dataclass(frozen=True)

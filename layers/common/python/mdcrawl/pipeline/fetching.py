@@ -34,6 +34,8 @@ from ..urls import in_scope, normalize_url, url_hash
 if TYPE_CHECKING:
     from .crawl import CrawlDeps
 
+# Answers that say the URL is not there, cacheable by default (RFC 9111 4.2.2).
+GONE_STATUSES = frozenset({404, 410})
 _MAX_AGE_RE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
 
 
@@ -61,16 +63,26 @@ async def fetch_page(
     """The page (body stored) and its links, from the cache when we may, else the network."""
     options, now = request.options, deps.clock.now()
     entry = deps.cache.get(item.url_hash) if options.use_cache else None
+    if entry is not None and entry.status in GONE_STATUSES:
+        if is_fresh(entry, now, options):
+            raise errors.HttpStatusError(entry.detail or f"{item.url}: HTTP {entry.status}",
+                                         entry.status)
+        entry = None  # a stale "gone" answer has nothing to revalidate against
     if entry is not None and not deps.blobs.exists(body_key(entry.content_hash)):
         entry = None  # the body blob is gone: the entry is useless
     if entry is not None and is_fresh(entry, now, options):
         await asyncio.to_thread(judge_links, entry.links, request.scope)
         return crawled_page(request.job_id, item, entry, from_cache=True), entry.links
-    result = await deps.fetcher.fetch(
-        item.url,
-        etag=entry.etag if entry else None,
-        last_modified=entry.last_modified if entry else None,
-    )
+    try:
+        result = await deps.fetcher.fetch(
+            item.url,
+            etag=entry.etag if entry else None,
+            last_modified=entry.last_modified if entry else None,
+        )
+    except errors.HttpStatusError as exc:
+        if exc.status in GONE_STATUSES and options.use_cache:
+            deps.cache.put(gone_entry(item, exc, now, options))
+        raise
     if result.status == 304:
         if entry is None:
             raise errors.HttpStatusError(f"{item.url} answered 304 to a plain GET", 304)
@@ -88,6 +100,28 @@ async def fetch_page(
         await asyncio.to_thread(judge_links, links, request.scope)
     entry = _store(item, result, now, options, deps, links, content_hash)
     return crawled_page(request.job_id, item, entry, from_cache=False), entry.links
+
+
+def gone_entry(
+    item: FrontierItem, exc: errors.HttpStatusError, now: float, options: CrawlOptions
+) -> CacheEntry:
+    """The cache entry of a URL the server says is not there: kept for the crawl's max
+    age, as a page is, so a re-crawl does not ask again for every broken link of the
+    site (77 of Django's 768 URLs); the error's text is kept so the URL ends with the
+    same status and reason from the cache. (The fetcher's answer headers are not
+    passed with an error, so a server's max-age on a 404 is not read: a page that
+    comes back is seen after --max-age, or at once with --no-cache.)"""
+    return CacheEntry(
+        url_hash=item.url_hash,
+        url=item.url,
+        final_url=item.url,
+        status=exc.status,
+        content_type="",
+        fetched_at=now,
+        fresh_until=now + options.max_age_s,
+        content_hash="",
+        detail=str(exc),
+    )
 
 
 def _revalidated(

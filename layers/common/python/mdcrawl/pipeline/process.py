@@ -13,10 +13,9 @@ import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..convert import convert_html, depends_on_template
 from ..models import (
     CONVERTER_VERSION,
     ConvertedPage,
@@ -36,6 +35,35 @@ from .templating import JobTemplate
 log = logging.getLogger(__name__)
 
 
+class JobFacts:
+    """What every page of a job reads and, once known, never changes: the job's rules
+    setting (its options are fixed when it is created) and its template once settled
+    (written once; two writers write the same document). Kept for the pages one process
+    step handles, so a page costs neither a job read nor a template read; a template not
+    settled yet is read again each time."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, bool] = {}
+        self._settled: dict[str, JobTemplate] = {}
+
+    def rules(self, job_id: str, jobs: JobStore) -> bool:
+        known = self._rules.get(job_id)
+        if known is None:
+            job = jobs.get(job_id)
+            if job is None:
+                return True  # as ``generator_rules``; not kept: the job may yet appear
+            known = self._rules[job_id] = job.options.generator_rules
+        return known
+
+    def template(self, job_id: str, blobs: BlobStore) -> JobTemplate:
+        state = self._settled.get(job_id)
+        if state is None:
+            state = templating.load(job_id, blobs)
+            if state.settled:
+                self._settled[job_id] = state
+        return state
+
+
 @dataclass(frozen=True)
 class ProcessDeps:
     blobs: BlobStore
@@ -48,6 +76,7 @@ class ProcessDeps:
     job_copy: bool = True
     # One transaction for a page's record, counters and event (locally: Database.batch).
     batch: Callable[[], AbstractContextManager[object]] = nullcontext
+    facts: JobFacts = field(default_factory=JobFacts)
 
 
 class ConversionFailed(Exception):
@@ -65,8 +94,8 @@ def process_page(page: CrawledPage, deps: ProcessDeps, settle: bool = True) -> P
     existing = deps.pages.get(page.job_id, page.url_hash)
     if existing is not None:
         return existing  # a redelivery: already recorded, counted and announced
-    rules = generator_rules(page.job_id, deps.jobs)
-    state = templating.load(page.job_id, deps.blobs)
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
     if not state.settled and _waits_for_template(page, deps.blobs, rules):
         # finalize converts it into the job's own key (no cache document exists yet)
         record = _deferred_record(page, job_key(page.job_id, f"pages/{page.url_hash}.md"))
@@ -95,16 +124,16 @@ def settle_template(job_id: str, orders: list[int], deps: ProcessDeps) -> None:
     may complete its sample: what ``process_page`` does after each page, done once."""
     if not any(order < templating.SETTLE_WINDOW for order in orders):
         return
-    if not templating.load(job_id, deps.blobs).settled:
-        rules = generator_rules(job_id, deps.jobs)
+    if not deps.facts.template(job_id, deps.blobs).settled:
+        rules = deps.facts.rules(job_id, deps.jobs)
         templating.settle(job_id, deps.pages.list(job_id), deps.blobs, rules, False)
 
 
 def convert_ahead(page: CrawledPage, deps: ProcessDeps) -> None:
     """Convert now what ``process_page`` would convert, into the markdown cache only (a
     batch converts its pages before it records any: ``process_batch``)."""
-    rules = generator_rules(page.job_id, deps.jobs)
-    state = templating.load(page.job_id, deps.blobs)
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
     if state.settled or not _waits_for_template(page, deps.blobs, rules):
         with suppress(ConversionFailed):  # process_page records the failure
             converted_page(page, deps.blobs, state.template, rules)
@@ -119,8 +148,38 @@ def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> boo
     cached = blobs.get(markdown_cache_key(page, None, rules))  # a re-crawl: no parse
     if cached is not None:
         return not templating.by_rule(_from_json(cached).extractor)
+    if blobs.exists(_waits_key(page)):  # a re-crawl of a page no rule recognises
+        return True
     body = blobs.get(page.body_key)
-    return body is not None and depends_on_template(body, page.encoding, rules)
+    if body is None or not depends_on_template(body, page.encoding, rules):
+        return False
+    blobs.put(_waits_key(page), b"1", "text/plain")  # not empty: a packed blob has a range
+    return True
+
+
+def _waits_key(page: CrawledPage) -> str:
+    """Where the markdown cache notes that no generator rule recognises this body (its
+    markdown waits for the template): the answer of a parse, kept for the next crawl.
+    Only rules-on crawls ask; ``depends_on_template`` reads the body and its encoding."""
+    charset = hashlib.sha256((page.encoding or "").encode()).hexdigest()[:8]
+    name = f"{page.content_hash}-{charset}.waits"
+    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{name}"
+
+
+def needs_no_converter(page: CrawledPage, deps: ProcessDeps) -> bool:
+    """Can ``process_page`` record this page without converting or parsing it? Its
+    markdown is cached under the key it would use now, or (the template not settled
+    yet) it is known to wait for the template. Then no conversion worker is needed."""
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
+    if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
+        return True
+    if state.settled:
+        return False
+    if not rules:
+        return True
+    cached = deps.blobs.exists(markdown_cache_key(page, None, rules))
+    return cached or deps.blobs.exists(_waits_key(page))
 
 
 def _deferred_record(page: CrawledPage, key: str) -> PageRecord:
@@ -198,12 +257,6 @@ def markdown_cache_key(
     return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/{name}"
 
 
-def job_markdown_cache_key(page: CrawledPage, blobs: BlobStore, jobs: JobStore) -> str:
-    """The cache key the process step would use for this page right now."""
-    rules = generator_rules(page.job_id, jobs)
-    return markdown_cache_key(page, templating.load(page.job_id, blobs).template, rules)
-
-
 def converted_page(
     page: CrawledPage, blobs: BlobStore, template: SiteTemplate | None = None, rules: bool = True
 ) -> ConvertedPage:
@@ -222,6 +275,23 @@ def converted_page(
         raise ConversionFailed("conversion_error", f"{type(exc).__name__}: {exc}") from exc
     cache_converted(blobs, key, converted)
     return converted
+
+
+# The converter (lxml trees, bs4, markdownify, readability) is imported on first use, not
+# with this module: a re-crawl whose every page is in the markdown cache never loads it,
+# and loading it was a third of such a run's start-up.
+def convert_html(
+    body: bytes, url: str, encoding: str | None, template: SiteTemplate | None, rules: bool
+) -> ConvertedPage:
+    from .. import convert
+
+    return convert.convert_html(body, url, encoding, template, rules)
+
+
+def depends_on_template(body: bytes, encoding: str | None, rules: bool) -> bool:
+    from .. import convert
+
+    return convert.depends_on_template(body, encoding, rules)
 
 
 def cache_converted(blobs: BlobStore, key: str, converted: ConvertedPage) -> None:

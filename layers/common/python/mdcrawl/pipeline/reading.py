@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..convert import convert_document
-from ..document import bounded, parse_unbounded
-from ..extract import detect_generator
 from ..models import ConvertedPage, CrawledPage, FrontierItem
-from . import templating
 from .fetching import body_key, page_links, store_body, tree_page_links
-from .process import ProcessDeps, cache_converted, generator_rules, markdown_cache_key
+from .process import ProcessDeps, cache_converted, markdown_cache_key
 from .templating import JobTemplate
+
+if TYPE_CHECKING:
+    from ..document import Document
+    from ..template import SiteTemplate
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,8 @@ def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, .
     links: the process step converts it again and records why it failed."""
     content_hash = store_body(fetched.body, fetched.content_type, deps.blobs)
     page = _crawled(fetched, content_hash)
-    rules = generator_rules(page.job_id, deps.jobs)
-    state = templating.load(page.job_id, deps.blobs)
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
     key = markdown_cache_key(page, state.template, rules)
     if deps.blobs.exists(key):
         return content_hash, page_links(fetched.body, page.final_url, page.encoding)
@@ -64,6 +65,11 @@ def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, .
 def _links_and_markdown(
     body: bytes, page: CrawledPage, state: JobTemplate, rules: bool
 ) -> tuple[tuple[str, ...], ConvertedPage | None]:
+    # Imported where they run (a pool worker), not with this module: the crawl's own
+    # process never loads the converter on an all-cached re-crawl.
+    from ..document import bounded, parse_unbounded
+    from ..extract import detect_generator
+
     document = parse_unbounded(body, page.encoding)
     # Read off the tree the crawler alone reads (``page_links``), before it is bounded
     # and pruned: the same links whichever side read the page.
@@ -76,6 +82,15 @@ def _links_and_markdown(
     except Exception as exc:  # noqa: BLE001 - the process step records the failure
         log.warning("conversion of %s failed while reading it: %r", page.final_url, exc)
         return links, None
+
+
+def convert_document(
+    document: Document, url: str, template: SiteTemplate | None, rules: bool
+) -> ConvertedPage:
+    """``convert.convert_document``, the converter imported on first use."""
+    from .. import convert
+
+    return convert.convert_document(document, url, template, rules)
 
 
 def _crawled(fetched: Fetched, content_hash: str) -> CrawledPage:

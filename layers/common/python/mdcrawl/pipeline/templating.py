@@ -14,11 +14,12 @@ depends on the pages only, never on which worker ran first.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
-from ..convert import learn_template
-from ..models import PageRecord, PageStatus
-from ..names import job_key
+from ..models import CONVERTER_VERSION, PageRecord, PageStatus
+from ..names import BlobPrefix, job_key
 from ..ports import BlobStore
 from ..template import NO_TEMPLATE_JSON, RULED_SHARE, SAMPLE_SIZE, SiteTemplate, template_id
 from .fetching import body_key
@@ -92,13 +93,38 @@ def settle(
     ruled = sum(record.template == ANY for record in pages)
     # The records already say whether rules found the sample's content: no parsing then.
     if rules and pages and ruled >= RULED_SHARE * len(pages):
-        template = None
+        document = NO_TEMPLATE_JSON
     else:
-        template = learn_template(_bodies(pages, blobs), rules)
-    document = template.to_json() if template is not None else NO_TEMPLATE_JSON
+        document = _learned(pages, blobs, rules)
     # Two workers settling at once learn the same template from the same sample.
     blobs.put(job_key(job_id, TEMPLATE_NAME), document.encode(), "application/json")
+    template = None if document == NO_TEMPLATE_JSON else SiteTemplate.from_json(document)
     return JobTemplate(settled=True, template=template)
+
+
+def _learned(pages: list[PageRecord], blobs: BlobStore, rules: bool) -> str:
+    """The template learnt from the sample's bodies, as JSON. Learning is a function of
+    the bodies, their encodings, the rules setting and the converter's code, so it is
+    kept under those (``learnt_key``): a re-crawl of an unchanged site, a new job with
+    the same sample, reads it instead of parsing the sample again."""
+    key = learnt_key(pages, rules)
+    known = blobs.get(key)
+    if known is not None:
+        return known.decode()
+    bodies = _bodies(pages, blobs)
+    from ..convert import learn_template  # the converter, imported where a page needs it
+
+    template = learn_template(bodies, rules)
+    document = template.to_json() if template is not None else NO_TEMPLATE_JSON
+    if len(bodies) == len(pages):  # a sample missing a body is not that sample's template
+        blobs.put(key, document.encode(), "application/json")
+    return document
+
+
+def learnt_key(pages: list[PageRecord], rules: bool) -> str:
+    sample = [[record.content_hash, record.encoding] for record in pages]
+    digest = hashlib.sha256(json.dumps([sample, rules]).encode()).hexdigest()
+    return f"{BlobPrefix.CACHE_MARKDOWN}{CONVERTER_VERSION}/templates/{digest}.json"
 
 
 def _bodies(pages: list[PageRecord], blobs: BlobStore) -> list[tuple[bytes, str | None]]:

@@ -115,8 +115,10 @@ class AwsRuntime:
         configured. Appending only writes: the events table's stream feeds the fan-out
         function, which pushes new events to subscribers in order (``fanout``)."""
         from ..adapters.aws.announce import AnnouncingEventLog
+        from ..adapters.aws.eventbuffer import BufferedEventLog
 
-        events: EventLog = self.stores.events
+        # Appends inside ``collecting()`` are stored together (eventbuffer.py).
+        events: EventLog = BufferedEventLog(self.stores.events)
         if self.settings.event_bus:
             events = AnnouncingEventLog(
                 events, self.session.client("events"), self.settings.event_bus
@@ -161,6 +163,7 @@ class AwsRuntime:
         from botocore.config import Config
 
         from ..adapters.aws.counters import BufferedCounters
+        from ..adapters.aws.eventbuffer import collecting
         from ..adapters.aws.invoker import LambdaInvoker
         from ..pipeline.jobs import JobDeps
         from ..pipeline.orchestrate import OrchestratorDeps
@@ -192,7 +195,10 @@ class AwsRuntime:
                 st.clock,
                 # A batch of outcomes settles in one frontier log entry (frontier.py),
                 # written before its pages go to the processor in one invoke.
-                batch=nested(invoker.collecting, st.frontier.batch),
+                # Their events are stored last, together (adapters/aws/eventbuffer.py).
+                batch=nested(
+                    lambda: collecting(events), invoker.collecting, st.frontier.batch
+                ),
             ),
             job=JobDeps(st.jobs, st.frontier, events, st.clock),
         )

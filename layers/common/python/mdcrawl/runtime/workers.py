@@ -21,12 +21,11 @@ from .. import stored
 from ..adapters.local import FileBlobStore, LocalStores, open_local_stores
 from ..adapters.local.chunks import ChunkCache
 from ..agent_outputs import page_markdown
-from ..convert import convert_html
 from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageStatus
 from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.fetching import body_key
-from ..pipeline.process import ProcessDeps, job_markdown_cache_key, process_page
+from ..pipeline.process import ProcessDeps, needs_no_converter, process_page
 from ..pipeline.reading import Fetched, read_fetched
 from ..ports import CrawlRequest, CrawlResponse
 
@@ -155,7 +154,7 @@ class LocalInvoker:
 
     @staticmethod
     def _cached(page: CrawledPage, deps: ProcessDeps) -> bool:
-        return deps.blobs.exists(job_markdown_cache_key(page, deps.blobs, deps.jobs))
+        return needs_no_converter(page, deps)
 
     def _done(self, future: Future[PageRecord]) -> None:
         self._pending.discard(future)
@@ -169,17 +168,20 @@ class LocalInvoker:
 
 
 # Each pool worker opens its own stores once, in the initializer; a module global is the
-# only place a ProcessPoolExecutor lets per-process state live.
+# only place a ProcessPoolExecutor lets per-process state live. Its ProcessDeps too: they
+# keep what the worker learnt of each job (``process.JobFacts``) from page to page.
 _worker_stores: LocalStores | None = None
+_worker_deps: ProcessDeps | None = None
 
 
 def _init_worker(root: str, parent: int) -> None:
-    global _worker_stores
+    global _worker_stores, _worker_deps
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # The parent's pid comes from the parent: a worker still starting up when its parent
     # was killed would otherwise read getppid() == 1 and take init for its parent.
     _exit_with_parent(parent)
     _worker_stores = open_local_stores(Path(root))
+    _worker_deps = process_deps(_worker_stores)
     _warm_up()
 
 
@@ -187,6 +189,8 @@ def _warm_up() -> None:
     """What the first page would pay for, paid before it arrives: readability (imported
     lazily by the extractor) and the generator rules' selectors, compiled once."""
     import readability  # noqa: F401
+
+    from ..convert import convert_html
 
     convert_html(b"<html><head><title>warm</title></head><body><p>up</p></body></html>", WARM_URL)
 
@@ -216,15 +220,15 @@ def process_deps(stores: LocalStores) -> ProcessDeps:
 
 
 def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
-    stores = _worker_stores
-    assert stores is not None, "worker used without its initializer"
-    return read_fetched(fetched, process_deps(stores))
+    deps = _worker_deps
+    assert deps is not None, "worker used without its initializer"
+    return read_fetched(fetched, deps)
 
 
 def _process_in_worker(page: CrawledPage) -> PageRecord:
-    stores = _worker_stores
-    assert stores is not None, "worker used without its initializer"
-    record = process_page(page, process_deps(stores))
+    stores, deps = _worker_stores, _worker_deps
+    assert stores is not None and deps is not None, "worker used without its initializer"
+    record = process_page(page, deps)
     _chunk(record, stores.blobs)
     return record
 

@@ -9,6 +9,7 @@ package imports nothing itself, so ``infra/`` can read ``schema.py`` without bot
     jobs.py         DynamoDbJobStore        frontier.py     DynamoDbFrontier
     cache.py        DynamoDbContentCache    pages.py        DynamoDbPageStore
     events.py       DynamoDbEventLog        connections.py  DynamoDbConnectionStore
+    eventbuffer.py  BufferedEventLog (a block's events in one write)
     blobs.py        S3BlobStore (multipart.py streams large objects)
     pusher.py       ApiGatewayPusher        invoker.py      LambdaInvoker
     starter.py      StepFunctionsStarter    payloads.py     JSON for Lambda payloads

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ...errors import StoreError
 from ...models import Event, EventType
 from ...ports import EventLog
 from .calls import call
+from .eventbuffer import collecting
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,11 @@ class AnnouncingEventLog:
 
     def after(self, job_id: str, seq: int = 0, limit: int = 1000) -> list[Event]:
         return self._inner.after(job_id, seq, limit)
+
+    def collecting(self) -> AbstractContextManager[object]:
+        """The inner log's block holding appends (``eventbuffer``); a terminal event is
+        stored at once even inside one, so it is announced with its seq."""
+        return collecting(self._inner)
 
     def _announce(self, event: Event) -> None:
         entry = {

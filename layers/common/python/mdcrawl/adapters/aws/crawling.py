@@ -65,7 +65,7 @@ class CrawlerPorts:
         entries = get_many([item.url_hash for item in request.items])
         locate = getattr(self.blobs, "prefetch_locations", None)
         if locate is not None:
-            locate([body_key(e.content_hash) for e in entries.values() if e is not None])
+            locate([body_key(e.content_hash) for e in entries.values() if e and e.content_hash])
         return replace(deps, cache=PrefetchedCache(self.cache, entries))
 
     def answer(self, response: CrawlResponse) -> dict[str, Any]:

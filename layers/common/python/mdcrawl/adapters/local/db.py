@@ -96,6 +96,15 @@ class Database:
         with self._locked() as conn, store_errors(f"read from {self.path}"):
             return conn.execute(sql, params).fetchall()
 
+    def version(self) -> tuple[int, int, int, int]:
+        """Changes when the database may have: another connection committed (SQLite's
+        ``data_version``) or this one changed a row (``total_changes``; its connection and
+        process are part of it, the counters being per connection). Equal versions, equal
+        content: a reader may keep what it decoded at one version until it changes."""
+        with self._locked() as conn, store_errors(f"read from {self.path}"):
+            data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+            return (self._pid, id(conn), data_version, conn.total_changes)
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():

@@ -17,7 +17,7 @@ assembled in full, as before.
 from __future__ import annotations
 
 import hashlib
-import importlib
+import importlib.util
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -147,8 +147,10 @@ def inputs_digest(job: Job, records: Sequence[PageRecord], blobs: FileBlobStore)
 def _code_digest() -> str:
     digest = hashlib.sha256()
     for name in ASSEMBLING_MODULES:
-        source = importlib.import_module(name).__file__
-        digest.update(Path(source or "").read_bytes())
+        # The module's file, found without importing it (anchors.py would load the
+        # extractor, which an all-cached re-crawl otherwise never needs).
+        spec = importlib.util.find_spec(name)
+        digest.update(Path(spec.origin if spec and spec.origin else "").read_bytes())
     return digest.hexdigest()
 
 

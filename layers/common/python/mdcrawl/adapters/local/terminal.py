@@ -9,13 +9,6 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-try:  # the `cli` extra: the Lambda layer leaves rich (and pygments, markdown-it) out
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
-except ModuleNotFoundError as missing:  # pragma: no cover - only on a bare install
-    hint = "mdcrawl's command line needs its cli extra: pip install 'mdcrawl[cli]'"
-    raise SystemExit(hint) from missing
-
 from ...models import Job
 
 PLAIN_EVERY_S = 5.0
@@ -27,7 +20,7 @@ def make_reporter(
     if quiet:
         return QuietReporter()
     if stream.isatty():
-        return RichReporter(Console(file=stream))
+        return RichReporter(stream)
     return PlainReporter(stream)
 
 
@@ -79,13 +72,21 @@ class PlainReporter:
 class RichReporter:
     """A live bar: converted pages out of those found, with the counts beside it."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, stream: TextIO) -> None:
+        # rich is imported here, for a terminal only: a quiet or piped run (scripts, CI,
+        # a cached re-crawl's start-up) does without its ~20 ms of imports.
+        try:  # the `cli` extra: the Lambda layer leaves rich (and pygments, markdown-it) out
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+        except ModuleNotFoundError as missing:  # pragma: no cover - only on a bare install
+            hint = "mdcrawl's command line needs its cli extra: pip install 'mdcrawl[cli]'"
+            raise SystemExit(hint) from missing
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold]crawling"),
             BarColumn(),
             TextColumn("{task.fields[line]}"),
-            console=console,
+            console=Console(file=stream),
             transient=True,
         )
         self._task = self._progress.add_task("crawl", total=None, line="starting…")

@@ -1,0 +1,74 @@
+"""A re-crawl of an unchanged site converts nothing, so it pays for no converter: no pool
+worker starts, and the converter's modules (bs4, markdownify, readability, the
+extractor) are never imported; importing them was a third of such a run's start-up.
+Each crawl runs in a fresh interpreter, as the CLI does, with ``process_pool`` counted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.demo import write_site
+from tests.support.server import serve_directory
+from tests.support.sites import require_site
+from tests.support.templated_site import PAGES, page_html
+
+CONVERTER = {
+    "mdcrawl.convert",
+    "mdcrawl.extract",
+    "mdcrawl.markdown",
+    "bs4",
+    "markdownify",
+    "readability",
+}
+PROBE = """
+import json, sys
+from mdcrawl.runtime import local
+started = []
+real = local.process_pool
+def counted(root):
+    started.append(root)
+    return real(root)
+local.process_pool = counted
+from mdcrawl.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "pools": len(started), "modules": sorted(sys.modules)}))
+"""
+
+
+def crawl_probed(url: str, tmp: Path) -> dict:
+    cmd = [sys.executable, "-c", PROBE, "crawl", url, "--quiet"]
+    cmd += ["--cache-dir", str(tmp / "cache"), "--out", str(tmp / "out")]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    assert probe["code"] == 0, done.stderr
+    return probe
+
+
+def templated_site(root: Path) -> Path:
+    """A site no generator rule recognises: its pages wait for the learnt template."""
+    pages = {f"/p{n}.html": page_html(n) for n in range(PAGES)}
+    index = "".join(f'<a href="p{n}.html">page {n}</a> ' for n in range(PAGES))
+    return write_site(root, {**pages, "/index.html": f"<p>{index}</p>"})
+
+
+@pytest.mark.parametrize("kind", ["sphinx", "no-rule"])
+def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(
+    kind: str, tmp_path: Path
+) -> None:
+    if kind == "sphinx":
+        site = require_site("requests")
+        root, start = site.root, site.start
+    else:
+        root, start = templated_site(tmp_path / "site"), "/index.html"
+    with serve_directory(root) as server:
+        fresh = crawl_probed(server.url(start), tmp_path)
+        again = crawl_probed(server.url(start), tmp_path)
+    # The probe sees both: a fresh crawl starts the pool; the crawl's modules are listed.
+    assert fresh["pools"] == 1 and "mdcrawl.runtime.local" in again["modules"]
+    assert again["pools"] == 0
+    assert CONVERTER & set(again["modules"]) == set()
