@@ -12,8 +12,8 @@ few, they all render here.
 Memory: a forked child shares this process's pages, but each is counted whole in the
 resident size of both. So the garbage of the crawl is collected and the freed heap
 handed back to the system (``malloc_trim``) before the fork, and the survivors frozen
-(``gc.freeze``, until the children are done) so that the children's collections never
-touch, and copy, them.
+(``gc.freeze``) so that the children's collections never touch, and copy, them; they
+are unfrozen after, unless the process froze its own before (the CLI does, at start).
 
 Forking is safe at this point of a run: the event loop and the fetcher are closed, and
 the children only read blobs (files) and compute; they never touch SQLite. A process
@@ -68,6 +68,7 @@ def _forked(render: Callable[[int], Any], pages: int, workers: int) -> Iterator[
     here = {k for k in range(len(runs)) if k % (workers + 1) == 0}
     theirs = [i for k, run in enumerate(runs) if k not in here for i in run]
     _render = render
+    frozen_before = gc.get_freeze_count() > 0  # the CLI freezes what its imports made
     _shrink()
     try:
         with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
@@ -79,7 +80,8 @@ def _forked(render: Callable[[int], Any], pages: int, workers: int) -> Iterator[
                     yield from (next(answers) for _ in run)
     finally:
         _render = None
-        gc.unfreeze()
+        if not frozen_before:  # a program's own (mdcrawl.api): its collector as it was
+            gc.unfreeze()
 
 
 def _may_fork() -> bool:
