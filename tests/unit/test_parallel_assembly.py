@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, cast
 
+from mdcrawl.adapters.local import parallel
 from mdcrawl.adapters.local.parallel import MIN_PAGES, forked_page_map
 from mdcrawl.agent_outputs import CHUNKS, LLMS_FULL, write_agent_outputs
 from mdcrawl.assemble import write_outputs
@@ -79,7 +82,29 @@ def _assemble(page_map: object) -> tuple[object, dict[str, bytes]]:
     return result, files.data
 
 
+def _in_a_fresh_interpreter(check: str) -> None:
+    """Run this module's ``check`` in a new interpreter. The map forks only from a
+    process running one thread, and a test process may hold threads other tests left
+    running: there it would render everything here and these checks would prove nothing."""
+    code = f"from tests.unit.test_parallel_assembly import {check}; {check}()"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True, timeout=300)
+
+
 def test_forked_rendering_writes_the_same_bytes_and_report() -> None:
+    _in_a_fresh_interpreter("check_forked_rendering")
+
+
+def test_pages_render_in_children_in_page_order() -> None:
+    _in_a_fresh_interpreter("check_children_render_in_page_order")
+
+
+def test_forked_agent_outputs_are_the_same_bytes() -> None:
+    _in_a_fresh_interpreter("check_forked_agent_outputs")
+
+
+def check_forked_rendering() -> None:
+    assert parallel._may_fork()  # else the forked run below would be the serial one
     serial_result, serial = _assemble(None)
     forked_result, forked = _assemble(forked_page_map(2))
     assert forked == serial
@@ -88,7 +113,7 @@ def test_forked_rendering_writes_the_same_bytes_and_report() -> None:
     assert set(serial_result.warnings) >= {"repeated_lines", "raw_html_lines", "unresolved_links"}
 
 
-def test_pages_render_in_children_in_page_order() -> None:
+def check_children_render_in_page_order() -> None:
     answers = list(forked_page_map(2)(lambda i: (i, os.getpid()), PAGES))
     assert [i for i, _ in answers] == list(range(PAGES))
     assert {pid for _, pid in answers} - {os.getpid()}  # rendered elsewhere
@@ -111,7 +136,8 @@ def _agent_outputs(page_map: object) -> dict[str, bytes]:
     return files.data
 
 
-def test_forked_agent_outputs_are_the_same_bytes() -> None:
+def check_forked_agent_outputs() -> None:
+    assert parallel._may_fork()
     serial = _agent_outputs(None)
     assert _agent_outputs(forked_page_map(2)) == serial
     assert {LLMS_FULL, CHUNKS} <= set(serial)
