@@ -319,10 +319,17 @@ class Pipeline(Construct):
         bucket_access(
             role["crawler"],
             b,
-            read=cache_prefixes,
+            # A cached page's conversion and its job's template: the crawler builds the
+            # record of a page converted before (adapters/aws/cachedpages.py).
+            read=[
+                *cache_prefixes,
+                BlobPrefix.CACHE_MARKDOWN.value,
+                f"{jobs_prefix}*/{TEMPLATE_NAME}",
+            ],
             write=[*cache_prefixes, f"{jobs_prefix}*/{CRAWL_SPILL}"],
             why="The crawler stores fetched bodies and long link lists content-addressed, "
-            "and an answer over Lambda's 6 MB response limit under its job.",
+            "and an answer over Lambda's 6 MB response limit under its job; it reads a "
+            "cached page's conversion and the job's template.",
         )
         # processor: page records, job counters, events; bodies in, markdown out.
         # Query on pages and the job's template.json: the processor settles the job's

@@ -105,6 +105,9 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         BODIES: {"s3:GetObject", *PUT},
         LINKS: {"s3:GetObject", *PUT},
         SPILL: PUT,
+        # A cached page's conversion and the job's template (adapters/aws/cachedpages.py).
+        MARKDOWN: {"s3:GetObject"},
+        f"{BUCKET}/{BlobPrefix.JOBS.value}*/template.json*": {"s3:GetObject"},
         BUCKET: {"s3:ListBucket"},
     },
     "Processor": {

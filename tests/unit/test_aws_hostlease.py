@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from mdcrawl.adapters.aws.hostlease import HostLeases, LeasedFetcher
@@ -18,6 +19,32 @@ from tests.support.aws import moto_clients
 def table():
     with moto_clients() as aws:
         yield aws.dynamodb, aws.names[Table.CACHE]
+
+
+def slots_held(client, name) -> list[str]:
+    """The slot attributes held in the table, over every host."""
+    items = client.scan(TableName=name)["Items"]
+    return [f"{i['url_hash']['S']}:{a}" for i in items for a in i if re.fullmatch(r"e\d+", a)]
+
+
+def counting(leases: HostLeases) -> list[str]:
+    """The writes ``leases`` makes from now on: claim / tried (a claim that lost a race)
+    / give (one release write of any number of slots)."""
+    writes: list[str] = []
+    claim, release = leases.claim, leases._release
+
+    def counted_claim(host, slots, token):
+        taken = claim(host, slots, token)
+        writes.append("claim" if taken else "tried")
+        return taken
+
+    def counted_release(host, slots, token):
+        writes.append("give")
+        return release(host, slots, token)
+
+    leases.claim = counted_claim  # type: ignore[method-assign]
+    leases._release = counted_release  # type: ignore[method-assign]
+    return writes
 
 
 async def test_invocations_together_never_exceed_the_limit(table) -> None:
@@ -35,16 +62,14 @@ async def test_invocations_together_never_exceed_the_limit(table) -> None:
 
     await asyncio.gather(*(request(invocations[i % 3]) for i in range(24)))
     assert peak == 3
-    # Every slot was given back.
-    left = client.scan(TableName=name)["Items"]
-    assert left == []
+    assert slots_held(client, name) == []  # every slot was given back
 
 
 async def test_a_slot_whose_holder_died_is_taken_after_its_lease(table) -> None:
     client, name = table
     clock = [1000.0]
     dead = HostLeases(client, name, lease_s=30, now=lambda: clock[0])
-    assert dead._take("host#h#0", "dead-token")
+    assert dead.claim("h", [0], "dead-token")
     alive = HostLeases(client, name, lease_s=30, wait_s=0.2, now=lambda: clock[0])
     with pytest.raises(FetchTimeout):
         async with alive.hold("h", 1):
@@ -52,6 +77,17 @@ async def test_a_slot_whose_holder_died_is_taken_after_its_lease(table) -> None:
     clock[0] += 31
     async with alive.hold("h", 1):
         pass
+
+
+def test_a_give_back_leaves_a_slot_another_holder_took_after_its_lease(table) -> None:
+    client, name = table
+    clock = [1000.0]
+    slow = HostLeases(client, name, lease_s=30, now=lambda: clock[0])
+    assert slow.claim("h", [0, 1], "slow")
+    clock[0] += 31  # slot 1's lease ends; another holder takes it
+    assert HostLeases(client, name, now=lambda: clock[0]).claim("h", [1], "other")
+    slow.release("h", [0, 1], "slow")
+    assert slots_held(client, name) == ["host#h:e1"]
 
 
 class Inner:
@@ -76,95 +112,83 @@ async def test_the_leased_fetcher_passes_through(table) -> None:
     assert await fetcher.fetch("https://Docs.example.com/a") == "https://Docs.example.com/a"
     assert await fetcher.allowed("https://docs.example.com/b") is True
     assert await fetcher.sitemap_urls("https://docs.example.com/") == ["https://docs.example.com/"]
-    assert client.scan(TableName=name)["Items"] == []
+    await fetcher.aclose()
+    assert slots_held(client, name) == []
 
 
 async def test_robots_is_asked_under_a_slot_once_per_host_per_invocation(table) -> None:
     client, name = table
-    takes: list[str] = []
     leases = HostLeases(client, name)
-    original = leases._take
-    leases._take = lambda slot, token: takes.append(slot) or original(slot, token)  # type: ignore
+    writes = counting(leases)
     fetcher = LeasedFetcher(Inner(), leases, 4)
     urls = [f"https://docs.example.com/{i}" for i in range(4)]
     assert await asyncio.gather(*(fetcher.allowed(u) for u in urls)) == [True] * 4
-    assert len(takes) == 1
+    assert writes == ["claim"]
+
+
+class Slow(Inner):
+    """Counts the requests in flight at once."""
+
+    def __init__(self, seconds: float = 0.05) -> None:
+        super().__init__()
+        self.seconds, self.inflight, self.peak = seconds, 0, 0
+
+    async def fetch(self, url, etag=None, last_modified=None):
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        await asyncio.sleep(self.seconds)
+        self.inflight -= 1
+        return url
 
 
 async def test_a_slot_done_with_goes_to_a_request_of_the_same_invocation_waiting(table) -> None:
     """Four requests of one invocation, one slot: each finished request hands its slot to
-    the next (one take, one give-back in all), and the host never sees two at once."""
-    # (Without the hand-over: four takes and four give-backs, and the waiters' tries.)
+    the next (one claim, one give-back in all), and the host never sees two at once."""
     client, name = table
-    writes: list[str] = []
     leases = HostLeases(client, name, wait_s=30)
-    take, release = leases._take, leases._release
-    def counted_take(slot: str, token: str) -> bool:
-        taken = take(slot, token)
-        writes.append("take" if taken else "tried")
-        return taken
-
-    leases._take = counted_take  # type: ignore[method-assign]
-    leases._release = lambda slot, token: writes.append("give") or release(slot, token)  # type: ignore
-    inflight, peak = 0, 0
-
-    class Slow(Inner):
-        async def fetch(self, url, etag=None, last_modified=None):
-            nonlocal inflight, peak
-            inflight += 1
-            peak = max(peak, inflight)
-            await asyncio.sleep(0.05)
-            inflight -= 1
-            return url
-
-    fetcher = LeasedFetcher(Slow(), leases, 1)
+    writes = counting(leases)
+    slow = Slow()
+    fetcher = LeasedFetcher(slow, leases, 1)
     urls = [f"https://docs.example.com/{i}" for i in range(4)]
     assert await asyncio.gather(*(fetcher.fetch(u) for u in urls)) == urls
     await fetcher.aclose()
-    assert peak == 1
-    assert (writes.count("take"), writes.count("give")) == (1, 1)
-    # Each waiter tried the table once (a failed conditional put is billed), then waited
-    # for the slot its invocation held.
-    assert writes.count("tried") <= 3
-    assert client.scan(TableName=name)["Items"] == []
+    assert slow.peak == 1
+    assert writes == ["claim", "give"]
+    assert slots_held(client, name) == []
 
 
-async def test_a_slot_handed_to_a_request_that_found_its_own_is_given_back_at_once() -> None:
-    from mdcrawl.adapters.aws.hostlease import Held
-
-    class Leases:  # the table: a first slot at once, a second when ``free`` is set
-        def __init__(self) -> None:
-            self.free, self.given, self.taken = asyncio.Event(), [], 0
-
-        async def take(self, host, limit, wake=None, handed=None, holding=None):
-            self.taken += 1
-            if self.taken > 1:
-                await self.free.wait()  # busy, then free: this request's own slot
-            return Held(f"s{self.taken}", "t")
-
-        async def give_back(self, held) -> None:
-            self.given.append(held.slot)
-
-    gates = {"/a": asyncio.Event(), "/b": asyncio.Event()}
-
-    class Gated(Inner):
-        async def fetch(self, url, etag=None, last_modified=None):
-            await gates[url[len("https://h") :]].wait()
-            return url
-
-    leases = Leases()
-    fetcher = LeasedFetcher(Gated(), leases, 2)
-    a = asyncio.ensure_future(fetcher.fetch("https://h/a"))
-    await asyncio.sleep(0)
-    b = asyncio.ensure_future(fetcher.fetch("https://h/b"))
-    await asyncio.sleep(0)
-    gates["/a"].set()
-    await a  # s1 handed to b, still waiting for the table
-    leases.free.set()  # b finds s2 free: s1 is not wanted any more
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert leases.given == ["s1"]  # while b still fetches
-    gates["/b"].set()
-    await b
+async def test_a_batch_claims_its_slots_in_one_write_and_gives_them_back_in_one(table) -> None:
+    client, name = table
+    leases = HostLeases(client, name)
+    writes = counting(leases)
+    slow = Slow(0.01)
+    fetcher = LeasedFetcher(slow, leases, 8)
+    urls = [f"https://docs.example.com/{i}" for i in range(4)]
+    assert await asyncio.gather(*(fetcher.fetch(u) for u in urls)) == urls
+    assert slow.peak == 4  # all four at once: the batch waited for none
+    await asyncio.sleep(0.1)  # past the linger: given back, not only at the end
+    assert writes == ["claim", "give"]
+    assert slots_held(client, name) == []
     await fetcher.aclose()
-    assert leases.given == ["s1", "s2"]
+    assert writes == ["claim", "give"]
+
+
+async def test_invocations_of_leased_fetchers_never_exceed_the_limit(table) -> None:
+    """Three invocations' batches at once against a host allowing 3: the host never
+    sees more than 3, every slot is given back, and the writes are far fewer than the
+    three per request a put and a delete per slot made."""
+    client, name = table
+    slow = Slow(0.02)
+    leases = [HostLeases(client, name) for _ in range(3)]
+    writes = [counting(leases_) for leases_ in leases]
+
+    async def invocation(n: int) -> None:
+        fetcher = LeasedFetcher(slow, leases[n], 3)
+        urls = [f"https://docs.example.com/{n}/{i}" for i in range(4)]
+        await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+        await fetcher.aclose()
+
+    await asyncio.gather(*(invocation(n) for n in range(3)))
+    assert slow.peak == 3
+    assert slots_held(client, name) == []
+    assert sum(len(w) for w in writes) < 12

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
 from mdcrawl.adapters.local import LocalStores, open_local_stores
-from mdcrawl.models import CrawledPage, CrawlOptions, EventType, JobStatus, PageStatus, UrlState
+from mdcrawl.models import (
+    CrawledPage,
+    CrawlOptions,
+    EventType,
+    JobStatus,
+    PageRecord,
+    PageStatus,
+    UrlState,
+)
 from mdcrawl.pipeline.finalize import FinalizeDeps, finalize
 from mdcrawl.pipeline.jobs import JobDeps, cancel_job, create_job
 from mdcrawl.pipeline.orchestrate import OrchestratorDeps, Tuning, orchestrate
@@ -280,3 +289,50 @@ async def test_sitemap_urls_are_normalised_and_outcome_links_taken_as_they_come(
     assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
     urls = [i.url for i in stores.frontier.items(job_id)]
     assert urls == [BASE, BASE + "s/", BASE + "t.html", BASE + "a"]
+
+
+class RecordingCrawler(ScriptedInvoker):
+    """Every page comes with the record the crawler built from the cache
+    (``CrawlOutcome.record``, AWS: adapters/aws/cachedpages.py)."""
+
+    def __init__(self, links: dict[str, tuple[str, ...]]) -> None:
+        super().__init__({}, links)
+        self.batches: list[int] = []
+
+    async def crawl(self, request: CrawlRequest) -> CrawlResponse:
+        self.batches.append(len(request.items))
+        return await super().crawl(request)
+
+    def _outcome(self, request, item, step):  # type: ignore[no-untyped-def]
+        outcome = super()._outcome(request, item, step)
+        record = PageRecord(
+            request.job_id, item.url, item.url_hash, PageStatus.OK, item.order, title="T",
+            words=7, markdown_key="cache/markdown/x.json", from_cache=True,
+        )
+        return dataclasses.replace(outcome, record=record)
+
+
+async def test_a_page_the_crawler_brought_the_record_of_is_recorded_without_the_process_step(
+    stores: LocalStores,
+) -> None:
+    invoker = RecordingCrawler({BASE: (BASE + "a",)})
+    job_id, deps = run(stores, invoker)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert invoker.processed == []
+    records = stores.pages.list(job_id)
+    assert [(r.url, r.title, r.words) for r in records] == [(BASE, "T", 7), (BASE + "a", "T", 7)]
+    counters = stores.jobs.get(job_id).counters
+    assert (counters.crawled, counters.processed, counters.words) == (2, 2, 14)
+    done = [e.data["url"] for e in stores.events.after(job_id, 0, 100) if e.type == EventType.PAGE_DONE]
+    assert done == [BASE, BASE + "a"]
+
+
+async def test_batch_per_slot_sets_the_urls_per_crawl_call(stores: LocalStores) -> None:
+    links = {BASE: tuple(f"{BASE}{i}" for i in range(12))}
+    options = CrawlOptions(concurrency=4)
+    for share, largest in ((0.5, 2), (1.0, 4)):
+        invoker = RecordingCrawler(links)
+        job_id, deps = run(stores, invoker, options)
+        tuning = Tuning(tick_s=0.01, batch_per_slot=share)
+        assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=tuning) == "finalize"
+        assert max(invoker.batches) == largest and sum(invoker.batches) == 13

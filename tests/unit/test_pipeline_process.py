@@ -109,3 +109,21 @@ def test_without_a_job_copy_the_record_points_at_the_cache_document(
     second = process_page(page("j2"), lean)
     assert second.markdown_key == first.markdown_key
     assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == written
+
+
+def test_a_cached_record_is_the_record_the_process_step_writes(stores: LocalStores) -> None:
+    """``cached_record`` (the AWS crawler's record of a cached page) equals what
+    ``process_page`` without a job copy records for the same page in another job, and
+    is None where the page would need converting or waits for the template."""
+    state = templating.load("j1", stores.blobs)
+    assert process.cached_record(page("j1"), stores.blobs, state, True) is None  # not cached
+    no_copy = ProcessDeps(
+        stores.blobs, stores.pages, stores.jobs, stores.events, stores.clock, job_copy=False
+    )
+    process_page(page("j1"), no_copy)  # converted: cached now
+    cached = process.cached_record(page("j2"), stores.blobs, state, True)
+    assert cached is not None and cached == process_page(page("j2"), no_copy)
+    # A job whose template has not settled: a page no generator rule recognises waits.
+    unsettled = templating.JobTemplate(settled=False)
+    assert process.cached_record(page("j2"), stores.blobs, unsettled, True) is None
+    assert process.cached_record(page("j2"), stores.blobs, unsettled, False) is None

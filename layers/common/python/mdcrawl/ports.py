@@ -213,6 +213,10 @@ class CrawlOutcome:
     # cause for a failure (the manifest keeps ``reason``; the CLI shows ``detail``).
     sitemap: tuple[str, ...] = ()
     detail: str = ""
+    # A cached page whose conversion is cached too: the record the process step would
+    # write, built by the crawler (AWS: ``adapters/aws/cachedpages.py``), so the
+    # orchestrator records it with no processor invocation.
+    record: PageRecord | None = None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ class Tuning:
     lease_s: float = 300.0  # longer than any crawl call (timeouts x retries)
     max_attempts: int = 3  # crawl attempts per URL before it fails for good
     in_flight_per_slot: int = 2  # URLs in flight per unit of concurrency
+    batch_per_slot: float = 0.5  # URLs per crawl call per unit of concurrency
     tick_s: float = 0.25  # how often cancel, heartbeat and progress are looked at
     progress_every_s: float = 1.0
     # A crawl call still running this long after the deadline is cut (see _cut_overdue).
@@ -171,7 +172,7 @@ class _Engine:
 
     def _claim(self) -> None:
         options = self.state.job.options
-        batch = max(1, options.concurrency // 2)
+        batch = max(1, int(options.concurrency * self.tuning.batch_per_slot))
         room = options.concurrency * self.tuning.in_flight_per_slot - sum(
             len(items) for items in self.tasks.values()
         )

@@ -10,10 +10,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..models import EventType, FrontierItem, Job, PageStatus, Scope, UrlState
+from ..models import CrawledPage, EventType, FrontierItem, Job, PageStatus, Scope, UrlState
 from ..ports import CrawlOutcome, EventLog, Frontier, Invoker, JobStore, PageStore
 from ..urls import in_scope, normalize_url, url_hash
 from .fetching import unconverted_record
+from .pagedone import record_converted
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +85,19 @@ def _done(run: RunState, item: FrontierItem, outcome: CrawlOutcome, ports: Outco
     if not ports.frontier.finish(run.job.job_id, item.url_hash, UrlState.DONE):
         return  # a late duplicate: the item was reclaimed and is someone else's now
     ports.jobs.add_counters(run.job.job_id, crawled=1, cached=int(page.from_cache))
-    ports.invoker.process(page)
+    hand_over(outcome, page, ports)
     if item.depth == 0 and outcome.sitemap:
         add_urls(run, outcome.sitemap, item, ports, from_sitemap=True)
     add_urls(run, outcome.links, item, ports, normalised=True)
+
+
+def hand_over(outcome: CrawlOutcome, page: CrawledPage, ports: OutcomePorts) -> None:
+    """The page to the process step; a cached page the crawler brought its record for
+    (its conversion cached too) is recorded here, with no process step to run."""
+    if outcome.record is None:
+        ports.invoker.process(page)
+    else:
+        record_converted(outcome.record, ports.pages, ports.jobs, ports.events, ports.now)
 
 
 def record_unfetched(

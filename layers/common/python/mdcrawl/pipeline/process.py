@@ -30,6 +30,7 @@ from ..stored import is_cache_document
 from ..template import SiteTemplate, template_id
 from . import templating
 from .fetching import body_key
+from .pagedone import page_event_data
 from .templating import JobTemplate
 
 log = logging.getLogger(__name__)
@@ -359,12 +360,23 @@ def record_failure(page: CrawledPage, exc: ConversionFailed, deps: ProcessDeps) 
 
 
 def _event_data(record: PageRecord) -> dict[str, object]:
-    return {
-        "url": record.url,
-        "title": record.title,
-        "words": record.words,
-        "status": str(record.status),
-        "reason": record.reason,
-        "from_cache": record.from_cache,
-        "order": record.order,
-    }
+    return page_event_data(record)
+
+
+def cached_record(
+    page: CrawledPage, blobs: BlobStore, state: JobTemplate, rules: bool
+) -> PageRecord | None:
+    """The record ``process_page`` (with ``job_copy=False``) would write for ``page``
+    when that needs no conversion: its markdown is cached for the job's template state
+    and does not wait for the template. None when it would convert, defer or fail."""
+    if not state.settled and not rules:
+        return None  # every page waits for the template
+    key = markdown_cache_key(page, state.template, rules)
+    cached = blobs.get(key)
+    if cached is None:
+        return None
+    converted = _from_json(cached)
+    if not state.settled and not templating.by_rule(converted.extractor):
+        return None  # deferred until the template settles
+    return _ok_record(page, converted, key, templating.used(converted.extractor, state))
+

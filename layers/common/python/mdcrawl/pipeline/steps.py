@@ -32,6 +32,12 @@ log = logging.getLogger(__name__)
 # calls (60 s timeout, infra/pipeline.py) must come back before the slice ends.
 CRAWLER_TIMEOUT_S = 60.0
 SLICE_SAFETY_MARGIN_S = CRAWLER_TIMEOUT_S + 10.0
+# A crawl call per ``concurrency`` URLs, not per half of them: each call is a crawler
+# invocation, an S3 PUT of its bodies' pack, and the processor event its pages make (one
+# invocation and one PUT of their markdown): half as many of each per page. Two calls
+# are still in flight (``in_flight_per_slot``), so the host's slots stay busy while one
+# call's outcomes are applied.
+SLICE_TUNING = Tuning(batch_per_slot=1.0)
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,7 @@ def orchestrate_step(job_id: str, ports: OrchestratorPorts, remaining_ms: int) -
         )
     job = get_job(job_id, deps.jobs)
     stop_at = slice_end(deps.clock.now(), remaining_ms, job.deadline)
-    return asyncio.run(orchestrate(job_id, deps, stop_at))
+    return asyncio.run(orchestrate(job_id, deps, stop_at, SLICE_TUNING))
 
 
 def slice_end(now: float, remaining_ms: int, deadline: float | None) -> float:

@@ -262,7 +262,19 @@ class AwsRuntime:
         leases = HostLeases(dynamodb, s.tables[Table.CACHE])
         # A fresh robots.txt cache per invocation (its memory), over the shared cache table.
         robots = functools.partial(DynamoDbRobotsCache, dynamodb, s.tables[Table.CACHE])
-        return CrawlerPorts(st.cache, self.packed_blobs, st.clock, self.guard, leases, robots)
+        return CrawlerPorts(
+            st.cache, self.packed_blobs, st.clock, self.guard, leases, robots, self._cached_pages
+        )
+
+    @cached_property
+    def _cached_pages(self) -> Any:
+        """The crawler's records of cached pages (adapters/aws/cachedpages.py), with the
+        jobs' settled templates kept for the container's life."""
+        from ..adapters.aws.cachedpages import CachedPages
+        from ..adapters.aws.memo import SettledTemplates
+        from ..pipeline.templating import TEMPLATE_NAME
+
+        return CachedPages(SettledTemplates(self.packed_blobs, TEMPLATE_NAME))
 
     @cached_property
     def processor(self) -> ProcessDeps:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...fetch import HttpxFetcher
 from ...netguard import AddressGuard
@@ -20,6 +20,9 @@ from .hostlease import HostLeases, LeasedFetcher
 from .robots import DynamoDbRobotsCache
 from .spill import answer_of
 
+if TYPE_CHECKING:  # built by the runtime; it imports the process step's modules
+    from .cachedpages import CachedBatch, CachedPages
+
 
 @dataclass(frozen=True)
 class CrawlerPorts:
@@ -30,6 +33,8 @@ class CrawlerPorts:
     leases: HostLeases | None = None
     # A fresh robots.txt cache per invocation (its memory), over the shared cache table.
     robots: Callable[[], DynamoDbRobotsCache] | None = None
+    # A cached page's record built here when its conversion is cached (cachedpages.py).
+    cached_pages: CachedPages | None = None
 
     @contextlib.asynccontextmanager
     async def deps_for(self, request: CrawlRequest) -> AsyncIterator[CrawlDeps]:
@@ -53,19 +58,25 @@ class CrawlerPorts:
         """The batch's outcomes, answered ``batch.CRAWL_STOP_MARGIN_S`` before the
         invocation's time (``time_left_s``) ends."""
         with _packing(self.blobs):  # the batch's bodies: one pack, stored before answering
+            cached = self.cached_pages.batch(request) if self.cached_pages else None
             async with self.deps_for(request) as deps:
-                return await crawl_within(request, self._prefetched(request, deps), time_left_s)
+                deps = self._prefetched(request, deps, cached)
+                response = await crawl_within(request, deps, time_left_s)
+            return cached.recorded(response) if cached is not None else response
 
-    def _prefetched(self, request: CrawlRequest, deps: CrawlDeps) -> CrawlDeps:
-        """The batch's cache entries in one request, and where their bodies are in
-        another, instead of two requests per URL."""
+    def _prefetched(
+        self, request: CrawlRequest, deps: CrawlDeps, cached: CachedBatch | None = None
+    ) -> CrawlDeps:
+        """The batch's cache entries in one request, and where their bodies (and their
+        conversions, for ``cached``) are in another, instead of two requests per URL."""
         get_many = getattr(self.cache, "get_many", None)
         if not request.options.use_cache or get_many is None:
             return deps
         entries = get_many([item.url_hash for item in request.items])
         locate = getattr(self.blobs, "prefetch_locations", None)
         if locate is not None:
-            locate([body_key(e.content_hash) for e in entries.values() if e and e.content_hash])
+            keys = [body_key(e.content_hash) for e in entries.values() if e and e.content_hash]
+            locate(keys + (cached.markdown_keys(entries) if cached is not None else []))
         return replace(deps, cache=PrefetchedCache(self.cache, entries))
 
     def answer(self, response: CrawlResponse) -> dict[str, Any]:

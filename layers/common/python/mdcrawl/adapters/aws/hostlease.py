@@ -3,13 +3,19 @@
 
 The fetcher (fetch.py) caps requests per host inside one invocation; on AWS the
 orchestrator keeps several crawler invocations in flight and several jobs may crawl
-the same site, so the cap must live in shared storage. A host has ``limit`` slots,
-items ``host#<netloc>#<i>`` in the cache table (shared by every job, like the
-content cache; the key cannot collide with a URL hash). A fetch takes a free slot
-with one conditional PutItem (free: absent, or its lease expired: a crawler that died
-mid-request frees its slot after ``lease_s``) and gives it back with a conditional
-DeleteItem. A job asking for concurrency N uses slots 0..N-1, so jobs together never
-exceed the largest concurrency any of them asked for.
+the same site, so the cap must live in shared storage. A host has ``limit`` slots, all
+in one item ``host#<netloc>`` of the cache table (shared by every job, like the content
+cache; the key cannot collide with a URL hash): slot ``i`` is held while the item has
+``e<i>`` (when its lease ends: a crawler that died mid-request frees it after
+``lease_s``) and ``o<i>`` (the holder's token). A job asking for concurrency N uses
+slots 0..N-1, so jobs together never exceed the largest concurrency any of them asked
+for.
+
+Cost: one item for all of a host's slots lets one conditional UpdateItem claim every
+slot a batch wants and another give them back together (a write unit each), where a
+conditional put per slot tried (a failed one billed too) and a delete per request made
+~3 write units per fetched page. A request finding no slot free waits on reads (a
+strongly consistent GetItem, a fifth of a write's price), not on failing writes.
 """
 
 from __future__ import annotations
@@ -20,23 +26,27 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from ...errors import FetchTimeout
 from ...fetch import RobotsCache
 from ...models import FetchResult
 from ...names import TTL_ATTRIBUTE
-from .calls import call_if
+from .calls import call, call_if
 
 SLOT_PREFIX = "host#"
+# How long a claim waits for the batch's other requests to line up behind it (they
+# start together), so one write claims slots for them all.
+GATHER_S = 0.01
+# How long a slot done with waits, unused, for others finishing soon, so one write
+# gives them back together (the host is idle meanwhile only for this invocation).
+LINGER_S = 0.05
 
 
-class Held(NamedTuple):
-    """A slot taken: its item, and the token that proves it is ours."""
-
-    slot: str
-    token: str
+def slot_key(host: str) -> str:
+    return f"{SLOT_PREFIX}{host}"
 
 
 class HostLeases:
@@ -55,74 +65,106 @@ class HostLeases:
     @contextlib.asynccontextmanager
     async def hold(self, host: str, limit: int) -> AsyncIterator[None]:
         """One of ``host``'s ``limit`` slots for the duration of the block."""
-        held = await self.take(host, limit)
+        token = new_token()
+        held = await self.take(host, limit, 1, token)
         try:
             yield
         finally:
-            await self.give_back(held)
+            await asyncio.to_thread(self.release, host, held, token)
 
     async def take(
-        self,
-        host: str,
-        limit: int,
-        wake: asyncio.Event | None = None,
-        handed: Callable[[], Held | None] | None = None,
-        holding: Callable[[], bool] | None = None,
-    ) -> Held:
-        """One of ``host``'s ``limit`` slots, held until ``give_back``. While none is
-        free, ``handed()`` is asked between rounds (and at once when ``wake`` is set) for
-        a slot its caller's own invocation is handing over instead of giving it back;
-        after a first round, while ``holding()`` (the invocation holds slots of the host,
-        soon handed over) it waits for one of those rather than try the table again
-        (a conditional put that fails is billed a write unit)."""
-        token = uuid.uuid4().hex
+        self, host: str, limit: int, want: int, token: str, wake: asyncio.Event | None = None
+    ) -> list[int]:
+        """Between 1 and ``want`` of ``host``'s ``limit`` slots, claimed in one write for
+        ``token``. While none is free it waits, reading the item again with a growing
+        pause; ``wake`` being set ends the wait with no slot (the caller's invocation
+        has one of its own free now)."""
         give_up = time.monotonic() + self._wait_s
         pause = 0.02
-        slots = [f"{SLOT_PREFIX}{host}#{i}" for i in range(max(limit, 1))]
-        first = True
         while True:
-            random.shuffle(slots)  # no thundering herd on slot 0
-            tries = slots if first or holding is None or not holding() else []
-            first = False
-            for slot in tries:
-                if await asyncio.to_thread(self._take, slot, token):
-                    return Held(slot, token)
+            free = await asyncio.to_thread(self.free, host, limit)
+            if free:
+                chosen = random.sample(free, min(max(want, 1), len(free)))
+                if await asyncio.to_thread(self.claim, host, chosen, token):
+                    return chosen
+                continue  # another invocation took one of them first: read again
             if time.monotonic() > give_up:
                 raise FetchTimeout(f"no free request slot for {host} in {self._wait_s:.0f} s")
-            await _pause(pause * (0.5 + random.random()), wake)
+            if await _pause(pause * (0.5 + random.random()), wake):
+                return []
             pause = min(pause * 2, 0.5)
-            given = handed() if handed is not None else None
-            if given is not None:
-                return given
 
-    async def give_back(self, held: Held) -> None:
-        await asyncio.to_thread(self._release, held.slot, held.token)
-
-    def _take(self, slot: str, token: str) -> bool:
-        now = self._now()
-        taken = call_if(
-            self._client.put_item,
+    def free(self, host: str, limit: int) -> list[int]:
+        """The slots below ``limit`` nobody holds (or whose lease ended)."""
+        found = call(
+            self._client.get_item,
             TableName=self._table,
-            Item={
-                "url_hash": {"S": slot},
-                "owner": {"S": token},
-                "lease_expires": {"N": repr(now + self._lease_s)},
-                TTL_ATTRIBUTE: {"N": str(int(now + self._lease_s + 3600))},
+            Key={"url_hash": {"S": slot_key(host)}},
+            ConsistentRead=True,
+        )
+        item, now = found.get("Item", {}), self._now()
+        return [i for i in range(max(limit, 1)) if float(item.get(f"e{i}", {}).get("N", 0)) < now]
+
+    def claim(self, host: str, slots: list[int], token: str) -> bool:
+        """All of ``slots`` for ``token``, or none (another holder got one first)."""
+        now = self._now()
+        names = {f"#e{i}": f"e{i}" for i in slots} | {f"#o{i}": f"o{i}" for i in slots}
+        taken = call_if(
+            self._client.update_item,
+            TableName=self._table,
+            Key={"url_hash": {"S": slot_key(host)}},
+            UpdateExpression="SET "
+            + ", ".join([f"#e{i} = :end, #o{i} = :token" for i in slots] + ["#ttl = :ttl"]),
+            ConditionExpression=" AND ".join(
+                f"(attribute_not_exists(#e{i}) OR #e{i} < :now)" for i in slots
+            ),
+            ExpressionAttributeNames={**names, "#ttl": TTL_ATTRIBUTE},
+            ExpressionAttributeValues={
+                ":end": {"N": repr(now + self._lease_s)},
+                ":token": {"S": token},
+                ":now": {"N": repr(now)},
+                ":ttl": {"N": str(int(now + self._lease_s + 3600))},
             },
-            ConditionExpression="attribute_not_exists(url_hash) OR lease_expires < :now",
-            ExpressionAttributeValues={":now": {"N": repr(now)}},
         )
         return taken is not None
 
-    def _release(self, slot: str, token: str) -> None:
-        call_if(
-            self._client.delete_item,
+    def release(self, host: str, slots: list[int], token: str) -> None:
+        """Give ``slots`` back in one write; one by one if some are no longer
+        ``token``'s (a lease that ended and was taken by another holder)."""
+        if not slots or self._release(host, slots, token) or len(slots) == 1:
+            return
+        for slot in slots:
+            self._release(host, [slot], token)
+
+    def _release(self, host: str, slots: list[int], token: str) -> bool:
+        names = {f"#e{i}": f"e{i}" for i in slots} | {f"#o{i}": f"o{i}" for i in slots}
+        given = call_if(
+            self._client.update_item,
             TableName=self._table,
-            Key={"url_hash": {"S": slot}},
-            ConditionExpression="#o = :token",
-            ExpressionAttributeNames={"#o": "owner"},
+            Key={"url_hash": {"S": slot_key(host)}},
+            UpdateExpression="REMOVE " + ", ".join(f"#e{i}, #o{i}" for i in slots),
+            ConditionExpression=" AND ".join(f"#o{i} = :token" for i in slots),
+            ExpressionAttributeNames=names,
             ExpressionAttributeValues={":token": {"S": token}},
         )
+        return given is not None
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass
+class _Pool:
+    """One host's slots as one invocation sees them."""
+
+    held: set[int] = field(default_factory=set)  # claimed from the table, not given back
+    free: list[int] = field(default_factory=list)  # held and not in use
+    waiting: int = 0  # requests waiting for a slot
+    claiming: bool = False  # a request is claiming from the table for the waiters
+    changed: asyncio.Event = field(default_factory=asyncio.Event)  # a slot came free
+    lingering: asyncio.Task[None] | None = None  # a give-back, still waiting LINGER_S
+    giving_back: set[asyncio.Task[None]] = field(default_factory=set)  # every give-back
 
 
 class LeasedFetcher:
@@ -130,87 +172,95 @@ class LeasedFetcher:
     robots.txt is asked once per host per invocation (the inner fetcher caches it):
     only that first ask takes a slot.
 
-    A slot a request is done with goes straight to a request of the same invocation
-    waiting for one (the batch's URLs start together and wait together when the host's
-    slots are taken): no DeleteItem and PutItem (two write units) between them, and no
-    backoff pause. Slots handed over and then not wanted are given back by ``aclose``;
-    a slot is held at most the invocation's time (60 s), inside its lease (90 s)."""
+    The invocation keeps the slots it claimed in a pool: a request done with one hands
+    it to a request of the invocation waiting for one (no write, no pause); requests
+    waiting together are claimed for together (one write), and slots done with within
+    ``LINGER_S`` of each other are given back together (one write). A slot is held at
+    most the invocation's time (60 s), inside its lease (90 s)."""
 
     def __init__(
         self, inner: Any, leases: HostLeases, limit: int, robots: RobotsCache | None = None
     ) -> None:
-        self._inner, self._leases, self._limit = inner, leases, limit
+        self._inner, self._leases, self._limit = inner, leases, max(limit, 1)
         self._robots = robots  # the inner fetcher's robots.txt cache (robots.py): no
         # request, so no slot, when it already holds the site's robots.txt
         self._robots_known: set[str] = set()
         self._robots_locks: dict[str, asyncio.Lock] = {}
-        self._handed: dict[str, list[Held]] = {}  # per host: slots handed over, not yet taken
-        self._waiting: dict[str, int] = {}  # per host: requests waiting for a slot
-        self._holding: dict[str, int] = {}  # per host: slots this invocation holds
-        self._wakes: dict[str, asyncio.Event] = {}
+        self._token = new_token()
+        self._pools: dict[str, _Pool] = {}
 
     @contextlib.asynccontextmanager
     async def _slot(self, host: str) -> AsyncIterator[None]:
-        held = self._pop_handed(host) or await self._wait_for_slot(host)
+        slot = await self._acquire(host)
         try:
             yield
         finally:
-            await self._done_with(host, held)
+            self._done_with(host, slot)
 
-    async def _wait_for_slot(self, host: str) -> Held:
-        """A slot from the table, or one a request of this invocation hands over."""
-        self._waiting[host] = self._waiting.get(host, 0) + 1
-        wake = self._wakes.setdefault(host, asyncio.Event())
-        handed: list[Held] = []
-
-        def take_handed() -> Held | None:
-            held = self._pop_handed(host)
-            if held is not None:
-                handed.append(held)
-            return held
-
+    async def _acquire(self, host: str) -> int:
+        pool = self._pools.setdefault(host, _Pool())
+        pool.waiting += 1
         try:
-            held = await self._leases.take(
-                host, self._limit, wake, take_handed, lambda: self._holding.get(host, 0) > 0
-            )
+            while not pool.free:
+                if pool.claiming or len(pool.held) >= self._limit:
+                    pool.changed.clear()
+                    await pool.changed.wait()  # a slot done with, or the claim's answer
+                else:
+                    await self._claim(host, pool)
+            return pool.free.pop()
         finally:
-            self._waiting[host] -= 1
-        if not handed:  # a slot of the table's: this invocation holds one more
-            self._holding[host] = self._holding.get(host, 0) + 1
-            await self._give_back_unwanted(host)
-        return held
+            pool.waiting -= 1
 
-    async def _give_back_unwanted(self, host: str) -> None:
-        """Slots handed over to requests that then found one of their own: given back
-        at once, not held idle (other invocations would find them taken)."""
-        handed = self._handed.get(host) or []
-        while len(handed) > self._waiting.get(host, 0):
-            self._holding[host] -= 1
-            await self._leases.give_back(handed.pop())
+    async def _claim(self, host: str, pool: _Pool) -> None:
+        """Slots from the table for the requests waiting (this one included)."""
+        pool.claiming = True
+        try:
+            await asyncio.sleep(GATHER_S)  # the batch's other requests line up
+            if pool.free:
+                return  # one came free meanwhile
+            want = min(pool.waiting, self._limit - len(pool.held))
+            pool.changed.clear()  # set again by a slot coming free: the claim stops
+            got = await self._leases.take(host, self._limit, want, self._token, pool.changed)
+            pool.held.update(got)
+            pool.free.extend(got)
+        finally:
+            pool.claiming = False
+            pool.changed.set()
 
-    def _pop_handed(self, host: str) -> Held | None:
-        handed = self._handed.get(host)
-        if not handed:
-            if host in self._wakes:
-                self._wakes[host].clear()
-            return None
-        return handed.pop()
+    def _done_with(self, host: str, slot: int) -> None:
+        pool = self._pools[host]
+        pool.free.append(slot)
+        pool.changed.set()  # a waiter takes it
+        if pool.lingering is None:
+            task = asyncio.ensure_future(self._give_back_idle(host, pool))
+            pool.lingering = task
+            pool.giving_back.add(task)
+            task.add_done_callback(pool.giving_back.discard)
 
-    async def _done_with(self, host: str, held: Held) -> None:
-        handed = self._handed.setdefault(host, [])
-        if self._waiting.get(host, 0) > len(handed):
-            handed.append(held)  # a request of this invocation waits: it takes this one
-            self._wakes[host].set()
+    async def _give_back_idle(self, host: str, pool: _Pool) -> None:
+        """After ``LINGER_S``, the pool's slots nobody took, in one write."""
+        try:
+            await asyncio.sleep(LINGER_S)
+        finally:
+            pool.lingering = None
+        idle = pool.free[pool.waiting :]  # as many kept as requests wait for one
+        if not idle:
             return
-        self._holding[host] -= 1
-        await self._leases.give_back(held)
+        del pool.free[pool.waiting :]
+        pool.held.difference_update(idle)
+        await asyncio.to_thread(self._leases.release, host, idle, self._token)
 
     async def aclose(self) -> None:
-        """Give back the slots handed over that no request took (it found one itself)."""
-        for host, handed in self._handed.items():
-            while handed:
-                self._holding[host] -= 1
-                await self._leases.give_back(handed.pop())
+        """Give back every slot still held (waiting ones' give-backs included)."""
+        for host, pool in self._pools.items():
+            if pool.lingering is not None:
+                pool.lingering.cancel()
+            # Give-backs under way finish before the invocation answers (Lambda freezes
+            # what is still running then: a slot would stay held until its lease ends).
+            await asyncio.gather(*pool.giving_back, return_exceptions=True)
+            held, pool.held, pool.free = sorted(pool.held), set(), []
+            if held:
+                await asyncio.to_thread(self._leases.release, host, held, self._token)
 
     async def fetch(
         self, url: str, etag: str | None = None, last_modified: str | None = None
@@ -244,13 +294,14 @@ class LeasedFetcher:
             return list(await self._inner.sitemap_urls(start_url))
 
 
-async def _pause(seconds: float, wake: asyncio.Event | None) -> None:
-    """Sleep ``seconds``, or less when ``wake`` is set."""
+async def _pause(seconds: float, wake: asyncio.Event | None) -> bool:
+    """Sleep ``seconds``, or less when ``wake`` is set; whether it was."""
     if wake is None:
         await asyncio.sleep(seconds)
-        return
+        return False
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(wake.wait(), seconds)
+    return wake.is_set()
 
 
 def _host(url: str) -> str:
