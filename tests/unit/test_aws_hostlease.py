@@ -192,3 +192,20 @@ async def test_invocations_of_leased_fetchers_never_exceed_the_limit(table) -> N
     assert slow.peak == 3
     assert slots_held(client, name) == []
     assert sum(len(w) for w in writes) < 12
+
+
+async def test_a_claim_that_always_loses_gives_up_at_the_wait(table) -> None:
+    """Slots that read free but are always taken first (a host contended without end)
+    end the wait with FetchTimeout, after a bounded number of billed tries."""
+    client, name = table
+    leases = HostLeases(client, name, wait_s=0.3)
+    tries: list[int] = []
+
+    def losing(host, slots, token):
+        tries.append(len(slots))
+        return False
+
+    leases.claim = losing  # type: ignore[method-assign]
+    with pytest.raises(FetchTimeout):
+        await asyncio.wait_for(leases.take("docs.test", 2, 1, "t"), timeout=10)
+    assert 1 <= len(tries) < 60  # paused between tries, not a busy loop of failing writes

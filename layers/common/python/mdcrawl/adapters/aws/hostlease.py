@@ -87,7 +87,9 @@ class HostLeases:
                 chosen = random.sample(free, min(max(want, 1), len(free)))
                 if await asyncio.to_thread(self.claim, host, chosen, token):
                     return chosen
-                continue  # another invocation took one of them first: read again
+                # Another invocation took one of them first: read again, but after the
+                # same deadline and pause as an empty read, so that hosts contended
+                # without end cannot keep a request failing billed writes past its wait.
             if time.monotonic() > give_up:
                 raise FetchTimeout(f"no free request slot for {host} in {self._wait_s:.0f} s")
             if await _pause(pause * (0.5 + random.random()), wake):
