@@ -121,6 +121,7 @@ def test_events_of_concurrent_processors_reach_subscribers_gap_free_and_in_order
     table = moto.names[Table.EVENTS]
 
     written = Counter[str]()
+    late_joined = threading.Event()
 
     def processor(worker: int) -> None:  # pages worker, worker + 4, ...: one event each
         # Invocations of up to 8 pages, their events stored together (as the handler).
@@ -132,6 +133,8 @@ def test_events_of_concurrent_processors_reach_subscribers_gap_free_and_in_order
                     data = {"url": f"https://docs.example.com/p/{page}.html", "words": page}
                     log.append(job_id, EventType.PAGE_DONE, data, float(page))
             written.update(["page.done"] * len(mine[first:first + 1 + worker * 2]))
+            if written["page.done"] > PAGES // 4:  # the late client joins mid-job, whatever
+                late_joined.wait(30)  # the timing (batched writes end in a blink)
 
     log = DynamoDbEventLog(moto.session.client("dynamodb"), table)
     log.append(job_id, EventType.JOB_STARTED, {}, 0.0)
@@ -144,7 +147,8 @@ def test_events_of_concurrent_processors_reach_subscribers_gap_free_and_in_order
         if late is None and written["page.done"] > PAGES // 4:
             late = connect(runtime, recorder, "conn-late", job_id)
             late.subscribe()  # mid-job: a backlog, then live frames
-        threads[0].join(0.2)
+            late_joined.set()
+        threads[0].join(0.05)
     for thread in threads:
         thread.join()
     log.append(job_id, EventType.JOB_COMPLETED, {"pages": PAGES}, 1.0)
