@@ -100,19 +100,17 @@ def _segments(markdown: str, lines: Iterator[tuple[int, int]]) -> list[tuple[str
 
 # A fence line's first ``` or ~~~ comes right after its lead: only spaces, tabs and ">",
 # or for ``iter_lines``' closing test (``str.strip``) any white space and ">". A line is
-# looked at only where such a mark is; the regex engine finds marks at C speed, where
-# ``^``-anchored patterns under re.M are tried at every character.
-_FENCE_MARK = re.compile(r"```|~~~")
+# looked at only where such a mark is, found by ``str.find`` (where ``^``-anchored
+# patterns under re.M are tried at every character).
 _STRICT_LEAD = " \t>"
 
 
 def _fence_lines(markdown: str, lead: str | None) -> Iterator[tuple[int, int]]:
     """(start, end) of every line whose first fence mark follows a lead made of the
     characters ``lead`` (None: white space and ">"), the line break excluded."""
-    find = _FENCE_MARK.search
-    mark = find(markdown)
-    while mark is not None:
-        at = mark.start()
+    ticks, tildes = markdown.find("```"), markdown.find("~~~")
+    while ticks >= 0 or tildes >= 0:
+        at = tildes if ticks < 0 or 0 <= tildes < ticks else ticks
         line_start = markdown.rfind("\n", 0, at) + 1
         line_end = markdown.find("\n", at)
         if line_end < 0:
@@ -120,7 +118,10 @@ def _fence_lines(markdown: str, lead: str | None) -> Iterator[tuple[int, int]]:
         prefix = markdown[line_start:at]
         if not (prefix.strip(lead) if lead else prefix.replace(">", "").strip()):
             yield line_start, line_end
-        mark = find(markdown, line_end)
+        if 0 <= ticks < line_end:
+            ticks = markdown.find("```", line_end)
+        if 0 <= tildes < line_end:
+            tildes = markdown.find("~~~", line_end)
 
 
 def map_text(markdown: str, change: Callable[[str], str]) -> str:
