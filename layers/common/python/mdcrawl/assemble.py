@@ -71,6 +71,7 @@ class _Heading:
     level: int  # in docs.md, after re-levelling
     text: str
     anchor: str  # its id in docs.md
+    local: str = ""  # its id in the page's own file
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,10 @@ class _PageReader:
         file = f"{PAGES_DIR}{index + 1:0{self._width}d}-{page_slug(page.url, self._start)}.md"
         page_slugs = Slugger()
         found = tuple(
-            (level, text, github_slug(plain_text(text)), local, _loose(local))
+            (level, text, base, local, _loose(local))
             for level, text in headings(markdown)
-            for local in (page_slugs.slug(text),)
+            for base in (github_slug(plain_text(text)),)
+            for local in (page_slugs.unique(base),)
         )
         lines = line_hashes(markdown) if index < SAMPLE_PAGES else None
         return _Read(file, found, estimate_tokens(markdown), lines)
@@ -205,7 +207,7 @@ def _plan(
 def _plan_page(page: PageRecord, read: _Read, doc_slugs: Slugger) -> _Planned:
     planned, fragments = [], {}
     for level, text, base, local, loose in read.headings:
-        heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base))
+        heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base), local)
         fragments.setdefault(local, (heading.anchor, local))
         fragments.setdefault(loose, (heading.anchor, local))
         planned.append(heading)
@@ -223,10 +225,13 @@ def _with_title(markdown: str, page: PageRecord) -> str:
 
 def _loose(fragment: str) -> str:
     """Sites and GitHub slug punctuation differently ("what-s-new" vs "whats-new")."""
+    if fragment.isascii():  # every heading of most sites: a table, not a pattern
+        return "~" + fragment.lower().translate(_ASCII_NOT_ALNUM)
     return "~" + _NOT_ALNUM.sub("", fragment.lower())
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_ASCII_NOT_ALNUM = dict.fromkeys(c for c in range(128) if not chr(c).isalnum())
 
 
 def page_slug(url: str, start_url: str) -> str:
@@ -333,10 +338,10 @@ def _id_anchors(
 ) -> dict[str, tuple[str, str]]:
     """``{element id: (docs.md anchor, anchor in its file)}`` from the converter's
     ``{id: (heading text, occurrence)}``; the page's top for ids above its headings."""
-    slugs, seen = Slugger(), Counter[str]()
+    seen = Counter[str]()
     by_heading = {}
-    for heading in target.headings:
-        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, slugs.slug(heading.text))
+    for heading in target.headings:  # their anchors in the page's file, as _PageReader made
+        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, heading.local)
         seen[heading.text] += 1
     top = (target.anchor, _file_anchor(target))
     return {

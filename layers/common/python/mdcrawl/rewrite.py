@@ -398,7 +398,14 @@ _EMPHASIS_UNDERSCORE = re.compile(
 
 def link_text(text: str) -> str:
     """Heading text as it may sit inside a link: images dropped, links reduced to text."""
-    return _INLINE_LINK.sub(r"\1", _IMAGE.sub("", text))
+    # Each pattern only where the text has what it needs ("![", "]("): headings are many.
+    if "![" in text:
+        text = _IMAGE.sub("", text)
+    return _INLINE_LINK.sub(_first_group, text) if "](" in text else text
+
+
+def _first_group(match: re.Match[str]) -> str:
+    return match[1]
 
 
 # Each heading is read several times (its slug in docs.md and in its file, its chunk's
@@ -430,11 +437,16 @@ def _links_to_text(text: str) -> str:
         spans.append(match.group())
         return f"\uf8f0{len(spans) - 1}\uf8f1"
 
+    if "`" not in text:
+        return link_text(text)
     reduced = link_text(_CODE_SPAN.sub(park, text))
     return _PARKED.sub(lambda m: spans[int(m[1])], reduced)
 
 
 def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
+    if "`" not in text:
+        yield text, False
+        return
     start = 0
     for span in _CODE_SPAN.finditer(text):
         yield text[start : span.start()], False
@@ -445,13 +457,22 @@ def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
 
 
 def _plain_prose(text: str) -> str:
-    text = _TAG.sub("", link_text(text))
+    text = link_text(text)
+    if "<" in text:
+        text = _TAG.sub("", text)
     # Escaped characters are literal: park them in the private-use area so the
     # emphasis stripping below cannot mistake ``\_`` for a delimiter.
-    text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
-    text = _EMPHASIS_UNDERSCORE.sub(r"\2", text.replace("*", ""))
-    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group()) - 0xE000), text)
+    if "\\" in text:
+        text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
+    text = text.replace("*", "")
+    if "_" in text:
+        text = _EMPHASIS_UNDERSCORE.sub(r"\2", text)
+    if not text.isascii():
+        text = _PARKED_ESCAPE.sub(lambda m: chr(ord(m.group()) - 0xE000), text)
     return html.unescape(text)
+
+
+_PARKED_ESCAPE = re.compile("[\ue000-\ue07f]")
 
 
 _ASCII_DROPPED = re.compile(r"[^a-z0-9_\- ]")
