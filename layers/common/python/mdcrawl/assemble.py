@@ -308,7 +308,8 @@ class _Linker:
     def _find(self, url: str) -> tuple[_Planned | None, str]:
         if not url.lower().startswith(("http://", "https://")):
             return None, ""
-        return self._by_key.get(url_key(url)), urlsplit(url).fragment
+        target = self._by_key.get(url_key(url))
+        return (None, "") if target is None else (target, urlsplit(url).fragment)
 
     def _fragment(self, target: _Planned, fragment: str) -> tuple[str, str] | None:
         if not fragment:
