@@ -3,7 +3,8 @@
 Everything is written through ``open_output`` (files locally, S3 multipart on AWS),
 page by page: the combined document is never held in memory. That costs two reads
 of each page's markdown: a first pass collects the headings (for the table of
-contents and the anchors every link needs), the second writes.
+contents and the anchors every link needs), the second writes (and hands each page,
+as read, to a ``Companion``: finalize's llms-full.txt and chunks.jsonl).
 
 Anchors: docs.md relies on the GitHub-style heading ids that GitHub, GitLab, VS Code,
 markdown-it-anchor, Obsidian and most other viewers generate themselves (github-slugger
