@@ -33,8 +33,8 @@ from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
 from ..pipeline.fetching import body_key
 from ..pipeline.process import ProcessDeps, needs_no_converter, process_page
-from ..pipeline.reading import Fetched, read_fetched
-from ..ports import CrawlRequest, CrawlResponse
+from ..pipeline.reading import Fetched, Read, crawled, read_fetched
+from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse
 
 log = logging.getLogger(__name__)
 
@@ -175,9 +175,17 @@ class LocalInvoker:
         self._starting: Future[None] | None = None  # the forkserver, once asked for
         self._broken = False
         self.read_here = 0  # fetched pages read on this side (the workers not started)
+        # The record a worker's read answered (``reading.Read.record``) per URL of the
+        # batches in flight, with the page it was made for.
+        self._read_records: dict[str, tuple[CrawledPage, PageRecord]] = {}
 
     async def crawl(self, request: CrawlRequest) -> CrawlResponse:
-        return await crawl_batch(request, self._deps)
+        try:
+            response = await crawl_batch(request, self._deps)
+        finally:
+            read = {h: self._read_records.pop(h, None) for h in [i.url_hash for i in request.items]}
+        outcomes = tuple(_with_record(o, read.get(o.url_hash)) for o in response.outcomes)
+        return replace(response, outcomes=outcomes)
 
     async def _read(
         self, request: CrawlRequest, item: FrontierItem, result: FetchResult, final_url: str
@@ -197,7 +205,11 @@ class LocalInvoker:
         pool = self._ensure_pool() or await self._started_pool()
         if pool is not None:
             try:
-                return await asyncio.wrap_future(pool.submit(_read_in_worker, fetched))
+                read: Read = await asyncio.wrap_future(pool.submit(_read_in_worker, fetched))
+                if read.record is not None:  # ``crawl`` hands it over with the outcome
+                    page = crawled(fetched, read.content_hash)
+                    self._read_records[fetched.item.url_hash] = (page, read.record)
+                return read.content_hash, read.links
             except BrokenProcessPool:
                 self._broken = True
             except Exception as exc:  # noqa: BLE001 - a store hiccup in the worker: read here
@@ -304,6 +316,18 @@ class LocalInvoker:
             await asyncio.wait([asyncio.wrap_future(f) for f in list(self._pending)])
 
 
+def _with_record(
+    outcome: CrawlOutcome, read: tuple[CrawledPage, PageRecord] | None
+) -> CrawlOutcome:
+    """The outcome carrying the record its page's read answered: the orchestrator
+    records it (``outcomes.hand_over``) and hands the page to no process step. Only
+    for the very page the record was made for (a fetch the reader saw through)."""
+    if read is None or outcome.page is None or outcome.record is not None:
+        return outcome
+    page, record = read
+    return replace(outcome, record=record) if outcome.page == page else outcome
+
+
 def _soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
     """``callback`` on ``loop``, from another thread; nothing if the loop has closed (an
     interrupted crawl: its pages are left for the recovery pass)."""
@@ -376,10 +400,10 @@ def process_deps(stores: LocalStores) -> ProcessDeps:
     return ProcessDeps(s.blobs, s.pages, s.jobs, s.events, s.clock, job_copy=False, batch=batch)
 
 
-def _read_in_worker(fetched: Fetched) -> tuple[str, tuple[str, ...]]:
-    deps = _worker_deps
-    assert deps is not None, "worker used without its initializer"
-    return read_fetched(fetched, deps)
+def _read_in_worker(fetched: Fetched) -> Read:
+    stores, deps = _worker_stores, _worker_deps
+    assert stores is not None and deps is not None, "worker used without its initializer"
+    return read_fetched(fetched, deps, lambda record, md: _chunk(record, stores.blobs, md))
 
 
 def _process_in_worker(page: CrawledPage) -> PageRecord:
@@ -390,12 +414,14 @@ def _process_in_worker(page: CrawledPage) -> PageRecord:
     return record
 
 
-def _chunk(record: PageRecord, blobs: FileBlobStore) -> None:
+def _chunk(record: PageRecord, blobs: FileBlobStore, markdown: str | None = None) -> None:
     """The page's chunks, made here, in parallel with the crawl, for finalize's
     chunks.jsonl and the library alike (``adapters/local/chunks.py``). A page still
-    waiting for the site's template is chunked when finalize converts it."""
+    waiting for the site's template is chunked when finalize converts it. ``markdown``:
+    the record's, when the caller has it at hand (else read back from its key)."""
     if record.status is not PageStatus.OK or record.template == templating.DEFERRED:
         return
-    markdown = stored.read_markdown(blobs, record.markdown_key or "")
+    if markdown is None:
+        markdown = stored.read_markdown(blobs, record.markdown_key or "")
     title = record.title or record.url
     ChunkCache(blobs).prepare(record.url, title, page_markdown(record, markdown))
