@@ -156,9 +156,11 @@ class LocalInvoker:
 
     ``pool`` is the pool or a function making it on first use. A page fetched from the
     network is read by a worker (``pipeline/reading.py``): its body stored, its links
-    and its markdown from one parse. With ``inline`` deps and no pool running yet, a
-    page whose markdown is already in the markdown cache is read and processed right
-    here (no conversion, so no worker: a re-crawl of an unchanged site starts none)."""
+    and its markdown from one parse, and its record when that is all the process step
+    would do (``crawl`` hands it over with the outcome: no process step). With
+    ``inline`` deps and no pool running yet, a page whose markdown is already in the
+    markdown cache is read and processed right here (no conversion, so no worker: a
+    re-crawl of an unchanged site starts none)."""
 
     def __init__(
         self,
