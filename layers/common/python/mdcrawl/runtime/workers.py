@@ -405,7 +405,14 @@ def process_deps(stores: LocalStores) -> ProcessDeps:
 def _read_in_worker(fetched: Fetched) -> Read:
     stores, deps = _worker_stores, _worker_deps
     assert stores is not None and deps is not None, "worker used without its initializer"
-    return read_fetched(fetched, deps, lambda record, md: _chunk(record, stores.blobs, md))
+
+    def chunk(record: PageRecord, markdown: str) -> None:
+        try:
+            _chunk(record, stores.blobs, markdown)
+        except Exception as exc:  # noqa: BLE001 - the read stands: finalize chunks it
+            log.warning("chunking %s failed: %r", record.url, exc)
+
+    return read_fetched(fetched, deps, chunk)
 
 
 def _process_in_worker(page: CrawledPage) -> PageRecord:
