@@ -5,15 +5,18 @@ defer the page, record a failure)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mdcrawl.adapters.local import LocalStores, open_local_stores
-from mdcrawl.models import CrawlOptions, FrontierItem, Job, PageStatus
+from mdcrawl.models import CrawlOptions, FrontierItem, Job, PageStatus, UrlState
 from mdcrawl.names import job_key
 from mdcrawl.pipeline import reading, templating
 from mdcrawl.pipeline.process import ProcessDeps, process_page
 from mdcrawl.pipeline.reading import Fetched, read_fetched
+from mdcrawl.ports import CrawlOutcome
+from mdcrawl.runtime.workers import _with_record
 
 URL = "http://docs.test/guide/"
 BODY = b"<html><head><title>T</title></head><body><main><h1>Hi</h1><p>a b</p></main></body></html>"
@@ -84,3 +87,16 @@ def test_no_record_for_a_page_that_waits_for_the_template_or_failed(
 
     monkeypatch.setattr(reading, "convert_document", broken)
     assert read_fetched(_fetched(), _deps(stores)).record is None  # its failure recorded
+
+
+def test_the_crawl_outcome_carries_the_record_only_for_the_page_it_was_made_for(
+    stores: LocalStores,
+) -> None:
+    _settle(stores)
+    read = read_fetched(_fetched(), _deps(stores))
+    assert read.record is not None
+    page = reading.crawled(_fetched(), read.content_hash)
+    outcome = CrawlOutcome("u1", UrlState.DONE, page=page)
+    assert _with_record(outcome, (page, read.record)).record == read.record
+    other = replace(outcome, page=replace(page, content_hash="another body"))
+    assert _with_record(other, (page, read.record)).record is None  # process step then
