@@ -100,3 +100,27 @@ def test_the_crawl_outcome_carries_the_record_only_for_the_page_it_was_made_for(
     assert _with_record(outcome, (page, read.record)).record == read.record
     other = replace(outcome, page=replace(page, content_hash="another body"))
     assert _with_record(other, (page, read.record)).record is None  # process step then
+
+
+def test_a_page_no_rule_recognises_is_parsed_once_its_wait_noted_by_the_read(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdcrawl.pipeline import process
+
+    read = read_fetched(_fetched(), _deps(stores))  # BODY: plain <main>, no generator
+    assert read.record is None
+
+    def parse_again(*_: object) -> bool:
+        raise AssertionError("the process step parsed a body the read had parsed")
+
+    monkeypatch.setattr(process, "depends_on_template", parse_again)
+    record = process_page(reading.crawled(_fetched(), read.content_hash), _deps(stores))
+    assert record.template == templating.DEFERRED  # deferred, as the parse would have said
+
+
+def test_a_ruled_page_leaves_no_wait_note(stores: LocalStores) -> None:
+    from mdcrawl.pipeline import process
+
+    read = read_fetched(_fetched(RULED), _deps(stores))
+    page = reading.crawled(_fetched(RULED), read.content_hash)
+    assert not stores.blobs.exists(process._waits_key(page))

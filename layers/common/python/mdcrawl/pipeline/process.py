@@ -154,8 +154,14 @@ def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> boo
     body = blobs.get(page.body_key)
     if body is None or not depends_on_template(body, page.encoding, rules):
         return False
-    blobs.put(_waits_key(page), b"1", "text/plain")  # not empty: a packed blob has a range
+    note_waiting(page, blobs)
     return True
+
+
+def note_waiting(page: CrawledPage, blobs: BlobStore) -> None:
+    """Note that no generator rule recognises this body (its markdown waits for the
+    template), for whoever would parse it next to ask: the process step, a re-crawl."""
+    blobs.put(_waits_key(page), b"1", "text/plain")  # not empty: a packed blob has a range
 
 
 def _waits_key(page: CrawledPage) -> str:

@@ -39,6 +39,7 @@ from .process import (
     cached_record,
     converted_record,
     markdown_cache_key,
+    note_waiting,
 )
 from .templating import JobTemplate
 
@@ -91,7 +92,9 @@ def read_fetched(
         links = page_links(fetched.body, page.final_url, page.encoding)
         record = cached_record(page, deps.blobs, state, rules) if recordable else None
         return Read(content_hash, links, record)
-    links, converted = _links_and_markdown(fetched.body, page, state, rules)
+    links, converted, ruleless = _links_and_markdown(fetched.body, page, state, rules)
+    if ruleless and rules:  # the process step would parse the body again to learn it
+        note_waiting(page, deps.blobs)
     if converted is None:
         return Read(content_hash, links)
     cache_converted(deps.blobs, key, converted)  # the tree is gone by now: no memory adds up
@@ -112,7 +115,9 @@ def _recordable(page: CrawledPage, state: JobTemplate, deps: ProcessDeps) -> boo
 
 def _links_and_markdown(
     body: bytes, page: CrawledPage, state: JobTemplate, rules: bool
-) -> tuple[tuple[str, ...], ConvertedPage | None]:
+) -> tuple[tuple[str, ...], ConvertedPage | None, bool]:
+    """The page's links and its markdown (None: it waits for the template, or failed),
+    and whether the generator rules were asked and none recognised it."""
     # Imported where they run (a pool worker), not with this module: the crawl's own
     # process never loads the converter on an all-cached re-crawl.
     from ..document import bounded, parse_unbounded
@@ -123,13 +128,14 @@ def _links_and_markdown(
     # and pruned: the same links whichever side read the page.
     links = tree_page_links(document.root, page.final_url)
     document = bounded(document)
-    if not state.settled and (not rules or detect_generator(document.root) is None):
-        return links, None  # the template may change it: the process step defers it
+    ruleless = not state.settled and rules and detect_generator(document.root) is None
+    if not state.settled and (not rules or ruleless):
+        return links, None, ruleless  # the template may change it: the process step defers it
     try:
-        return links, convert_document(document, page.final_url, state.template, rules)
+        return links, convert_document(document, page.final_url, state.template, rules), False
     except Exception as exc:  # noqa: BLE001 - the process step records the failure
         log.warning("conversion of %s failed while reading it: %r", page.final_url, exc)
-        return links, None
+        return links, None, False
 
 
 def convert_document(
