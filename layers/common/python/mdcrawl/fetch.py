@@ -78,6 +78,7 @@ from .errors import (
 from .inflate import ACCEPT_ENCODING, BoundedInflater
 from .models import CrawlOptions, FetchResult, Scope
 from .netguard import AddressGuard, GuardedNetworkBackend, host_and_port
+from .netstream import AsyncioBackend
 from .sitemap import MAX_URLS, SitemapDoc, parse_sitemap
 from .urls import in_scope, normalize_url, scope_for
 
@@ -201,16 +202,20 @@ class HttpxFetcher:
 
     def _default_transport(self) -> httpx.AsyncBaseTransport:
         transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), trust_env=False)
+        # httpx has no public hook for httpcore's network backend, and the backend is where
+        # a checked address can be pinned for the connect (no DNS rebinding) and where
+        # anyio's per-operation overhead is left out (``netstream.py``). The limits are
+        # httpx's defaults.
+        backend: httpcore.AsyncNetworkBackend = AsyncioBackend()
         if self._guard is not None:
-            # httpx has no public hook for httpcore's network backend, and the backend is
-            # where a checked address can be pinned for the connect (no DNS rebinding).
-            transport._pool = httpcore.AsyncConnectionPool(
-                ssl_context=_ssl_context(),
-                max_connections=100,
-                max_keepalive_connections=20,
-                keepalive_expiry=5.0,
-                network_backend=GuardedNetworkBackend(self._guard),
-            )
+            backend = GuardedNetworkBackend(self._guard, backend)
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=_ssl_context(),
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=backend,
+        )
         return transport
 
     # -- the port ------------------------------------------------------------------------
