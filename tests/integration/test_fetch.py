@@ -362,6 +362,40 @@ async def test_guarded_backend_checks_the_address_it_connects_to(server: Running
     await stream.aclose()
 
 
+class CountingGuard(AddressGuard):
+    """Loopback allowed; counts resolutions; ``close()`` takes loopback away (a host
+    whose DNS answer turned private)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.0/8",))
+        self.resolved = 0
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        self.resolved += 1
+        return await super().resolve(host, port)
+
+    def close(self) -> None:
+        self._allowed = ()
+
+
+async def test_a_safe_host_is_checked_once_before_requests_and_at_every_connect(
+    server: RunningServer,
+) -> None:
+    """The check before each request is skipped for a host found safe a moment ago (no
+    DNS lookup per page), never the one at connect: the test server closes every
+    connection, so each fetch connects and is checked there."""
+    guard = CountingGuard()
+    url = server.url("/p1.html").replace("127.0.0.1", "localhost")
+    async with HttpxFetcher(replace(FAST, respect_robots=False), guard=guard) as fetcher:
+        for _ in range(3):
+            assert (await fetcher.fetch(url)).status == 200
+        assert guard.resolved == 1 + 3  # one check before requests, one per connection
+        guard.close()
+        with pytest.raises(UnsafeUrl):
+            await fetcher.fetch(url)  # refused at connect, though its host was found safe
+    assert len(server.stats.requests) == 3
+
+
 async def test_a_real_docs_page_is_fetched_with_its_links_site() -> None:
     site = require_site("requests")
     with serve_directory(site.root) as server:

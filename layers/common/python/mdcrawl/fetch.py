@@ -93,6 +93,7 @@ BACKOFF_BASE_S = 0.25  # first retry waits 0.125-0.25 s, then doubles
 BACKOFF_MAX_S = 20.0
 RETRY_AFTER_MAX_S = 60.0
 MAX_CRAWL_DELAY_S = 5.0
+HOST_CHECK_S = 30.0  # how long a host's addresses, once found safe, are not checked again
 SNIFF_BYTES = 1024
 ROBOTS_MAX_BYTES = 512 * 1024  # Google reads the first 500 KiB
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the protocol's limit per file
@@ -174,6 +175,7 @@ class HttpxFetcher:
         self._delays: dict[str, float] = {}
         self._next_start: dict[str, float] = {}
         self._pace_locks: dict[str, asyncio.Lock] = {}
+        self._hosts_checked: dict[tuple[str, int], float] = {}  # (host, port) -> until
 
     async def __aenter__(self) -> HttpxFetcher:
         timeout = self._options.timeout_s
@@ -350,14 +352,23 @@ class HttpxFetcher:
 
     async def _check_address(self, url: str) -> None:
         """Checked before each request, so a blocked hop fails clearly and early; the
-        guarded backend checks again at connect time (and also covers a custom transport)."""
+        guarded backend checks again at connect time (and also covers a custom transport).
+        A host found safe is not resolved again for ``HOST_CHECK_S``: that saves a DNS
+        lookup in a thread per request, and weakens nothing, since every connection is
+        still checked when it is made (a host whose DNS turns to a private address in
+        between is refused there, with the same error)."""
         if self._guard is None:
             return
         host, port = host_and_port(url)
+        now = time.monotonic()
+        pinned = self._transport is None  # the guarded backend checks each connect
+        if pinned and self._hosts_checked.get((host, port), 0.0) > now:
+            return
         try:
             await self._guard.resolve(host, port)
         except OSError as exc:
             raise _Retryable(ConnectFailed(f"{url}: cannot resolve {host!r}: {exc}")) from exc
+        self._hosts_checked[(host, port)] = now + HOST_CHECK_S
 
     def _slot(self, host: str) -> asyncio.Semaphore:
         slot = self._slots.get(host)
