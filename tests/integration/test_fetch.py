@@ -362,6 +362,19 @@ async def test_guarded_backend_checks_the_address_it_connects_to(server: Running
     await stream.aclose()
 
 
+async def test_a_cookie_the_site_sets_is_sent_back(server: RunningServer) -> None:
+    """Answers without Set-Cookie skip the cookie jar (fetch._Cookies); one with it
+    still fills it, and later requests to the site carry the cookie."""
+    headers = {"Content-Type": "text/html", "Set-Cookie": "seen=1; Path=/"}
+    server.routes["/set"] = lambda h: respond(h, 200, headers, PAGE)
+    async with HttpxFetcher(replace(FAST, respect_robots=False)) as fetcher:
+        await fetcher.fetch(server.url("/p1.html"))
+        await fetcher.fetch(server.url("/set"))
+        await fetcher.fetch(server.url("/p1.html"))
+    sent = [r.headers.get("cookie") for r in server.stats.requests]
+    assert sent == [None, None, "seen=1"]
+
+
 class CountingGuard(AddressGuard):
     """Loopback allowed; counts resolutions; ``close()`` takes loopback away (a host
     whose DNS answer turned private)."""
