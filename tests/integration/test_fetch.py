@@ -286,6 +286,21 @@ async def test_robots_disallow_is_honoured_and_fetched_once(server: RunningServe
     assert "/p1.html" not in server.stats.paths()
 
 
+async def test_robots_is_fetched_once_by_requests_that_start_together(
+    server: RunningServer,
+) -> None:
+    """The first requests to an origin wait on one robots.txt fetch; later ones read the
+    parsed file without the lock."""
+    robots = b"User-agent: *\nDisallow: /private/\n"
+    server.routes["/robots.txt"] = lambda h: respond(h, 200, {"Content-Type": "text/plain"}, robots)
+    async with HttpxFetcher(FAST) as fetcher:
+        paths = ["/p1.html", "/private/x.html"] * 4
+        answers = await asyncio.gather(*(fetcher.allowed(server.url(p)) for p in paths))
+        assert answers == [True, False] * 4
+        assert not await fetcher.allowed(server.url("/private/y.html"))
+    assert server.stats.paths().count("/robots.txt") == 1
+
+
 async def test_robots_ignored_when_asked(server: RunningServer) -> None:
     server.routes["/robots.txt"] = lambda h: respond(h, 200, {}, b"User-agent: *\nDisallow: /\n")
     async with HttpxFetcher(replace(FAST, respect_robots=False)) as fetcher:

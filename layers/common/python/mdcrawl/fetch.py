@@ -419,7 +419,13 @@ class HttpxFetcher:
     async def _robots_for(self, url: str) -> Protego:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}".lower()
-        async with self._robots_locks.setdefault(origin, asyncio.Lock()):
+        known = self._robots.get(origin)
+        if known is not None:  # every request after the first: no lock, no new Lock object
+            return known
+        lock = self._robots_locks.get(origin)
+        if lock is None:
+            lock = self._robots_locks[origin] = asyncio.Lock()
+        async with lock:
             robots = self._robots.get(origin)
             if robots is None:
                 robots = self._robots[origin] = Protego.parse(await self._robots_text(origin))
