@@ -311,3 +311,32 @@ def test_a_page_files_front_title_is_its_heading_as_read() -> None:
     recorder = Recorder()
     write_outputs(job, [page], lambda key: markdown[key], recorder.open)
     assert recorder.text("pages/0001-s.md").startswith('---\ntitle: "Struct m::S"\n')
+
+
+def test_element_ids_land_on_their_repeated_heading_in_both_outputs() -> None:
+    """An element id under the second of two same-named headings points at that one's
+    anchor, in the page's own file (``-1``) and in docs.md (the document's spelling)."""
+    pages = [
+        record("", 0, "a", title="A", words=5),
+        record("api.html", 1, "b", title="API", words=5),
+    ]
+    markdown = {
+        "a": f"# A\n\nSee [the second]({ROOT}api.html#tymethod.call) and [top]({ROOT}api.html#x).\n",
+        "b": "# API\n\n## Methods\n\nOne.\n\n## Methods\n\nTwo.\n",
+    }
+    ids = {"b": {"tymethod.call": ["Methods", 1], "x": ["Nowhere", 0]}}
+    job = Job(job_id="j1", url=ROOT, options=CrawlOptions())
+    recorder = Recorder()
+    write_outputs(job, pages, markdown.__getitem__, recorder.open, lambda key: ids.get(key, {}))
+    page_a = recorder.text("pages/0001-index.md")
+    assert "[the second](0002-api.md#methods-1)" in page_a
+    assert "[top](0002-api.md#api)" in page_a  # an id under no heading: the page's top
+    assert "[the second](#methods-1)" in recorder.text("docs.md")
+
+
+@pytest.mark.parametrize("fragment", ["What's_New", "Über-Blick", "a\u0301b", "x--y__z", ""])
+def test_loose_fragments_read_ascii_and_unicode_alike(fragment: str) -> None:
+    """The ASCII table and the pattern drop the same characters."""
+    from mdcrawl.assemble import _NOT_ALNUM, _loose
+
+    assert _loose(fragment) == "~" + _NOT_ALNUM.sub("", fragment.lower())

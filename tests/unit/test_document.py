@@ -92,7 +92,8 @@ def test_a_read_page_is_stored_linked_and_converted_once(
     stores: LocalStores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _settle_without_template(stores)
-    content_hash, links = read_fetched(_fetched(), _deps(stores))
+    read = read_fetched(_fetched(), _deps(stores))
+    content_hash, links = read.content_hash, read.links
     assert stores.blobs.get(body_key(content_hash)) == BODY
     assert links == page_links(BODY, URL)
 
@@ -108,7 +109,8 @@ def test_a_read_page_is_stored_linked_and_converted_once(
 def test_a_page_the_unsettled_template_may_change_is_left_to_the_process_step(
     stores: LocalStores,
 ) -> None:
-    content_hash, links = read_fetched(_fetched(), _deps(stores))
+    read = read_fetched(_fetched(), _deps(stores))
+    content_hash, links = read.content_hash, read.links
     page = crawled_page("j1", _fetched().item, _entry(content_hash), from_cache=False)
     assert links == page_links(BODY, URL)
     assert not stores.blobs.exists(markdown_cache_key(page))  # not converted twice
@@ -123,7 +125,8 @@ def test_a_page_that_fails_to_convert_still_gives_its_links(
 
     monkeypatch.setattr(reading, "convert_document", broken)
     body = BODY.replace(b"</main>", b"<a href='next.html'>next</a></main>")
-    content_hash, links = read_fetched(_fetched(body), _deps(stores))
+    read = read_fetched(_fetched(body), _deps(stores))
+    content_hash, links = read.content_hash, read.links
     assert links == ("http://docs.test/guide/next.html",)
     entry = _entry(content_hash)
     page = crawled_page("j1", _fetched().item, entry, from_cache=False)
@@ -148,7 +151,7 @@ def test_a_page_nesting_past_every_limit_gives_the_same_links_either_side(
 ) -> None:
     deep = "<div><a href='in.html'><span>in</span></a>" * 300 + "</div>" * 300
     body = f"<html><body>{deep}<a href='after.html'>after</a></body></html>".encode()
-    _, read = read_fetched(_fetched(body), _deps(stores))
+    read = read_fetched(_fetched(body), _deps(stores)).links
     alone = page_links(body, URL)
     assert read == alone
     assert alone[-2:] == ("http://docs.test/guide/in.html", "http://docs.test/guide/after.html")

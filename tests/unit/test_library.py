@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -199,3 +200,13 @@ def test_new_chunking_code_indexes_every_page_again(
     assert chunker.asked == [p.url for p in PAGES]
     indexed = sorted(body for _, _, body in _chunk_rows(library))
     assert indexed == sorted(c.text for page in PAGES for c in chunked(page))  # once, not twice
+
+
+@pytest.mark.parametrize(
+    "path", [(), ("Intro",), ('Say "hi"', "back\\slash", "tab\tand\nline", "\u2028 \U0001f600 é")]
+)
+def test_heading_paths_are_stored_as_json_would_write_them(path: tuple[str, ...]) -> None:
+    from mdcrawl.library.store import _json_strings
+
+    assert _json_strings(path) == json.dumps(list(path), ensure_ascii=False)
+    assert tuple(json.loads(_json_strings(path))) == path

@@ -8,11 +8,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import BinaryIO, cast
 
 from mdcrawl.adapters.local import parallel
 from mdcrawl.adapters.local.parallel import MIN_PAGES, forked_page_map
-from mdcrawl.agent_outputs import CHUNKS, LLMS_FULL, write_agent_outputs
+from mdcrawl.agent_outputs import CHUNKS, LLMS_FULL, AgentOutputs, write_agent_outputs
 from mdcrawl.assemble import write_outputs
 from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
 
@@ -156,3 +157,44 @@ def test_a_process_running_other_threads_renders_here() -> None:
         stop.set()
         other.join()
     assert pids == {os.getpid()}
+
+
+def test_agent_outputs_made_in_the_rendering_pass_are_the_same_bytes() -> None:
+    _in_a_fresh_interpreter("check_agent_outputs_in_the_rendering_pass")
+
+
+def _shared_title_pages() -> tuple[list[PageRecord], dict[str, str]]:
+    """Pages that all say "API" in their h1 and title (the assembly retitles them from
+    their h2; llms-full.txt and chunks.jsonl keep what was stored)."""
+    pages = [replace(p, title="API") for p in _pages()]
+    markdown = {f"k{i}": "# API\n\n" + _markdown(i).replace("# Item", "## Item", 1) for i in range(PAGES)}
+    return pages, markdown
+
+
+def _rendered_apart(page_map: object) -> dict[str, bytes]:
+    job = Job(job_id="j", url=ROOT, options=CrawlOptions(), started_at=1_700_000_000.0)
+    pages, markdown = _shared_title_pages()
+    files = Files()
+    write_outputs(job, pages, markdown.__getitem__, files.open, None, page_map)  # type: ignore[arg-type]
+    write_agent_outputs(job, pages, markdown.__getitem__, files.open, 2_000, None, page_map)  # type: ignore[arg-type]
+    return files.data
+
+
+def _rendered_together(page_map: object) -> dict[str, bytes]:
+    job = Job(job_id="j", url=ROOT, options=CrawlOptions(), started_at=1_700_000_000.0)
+    pages, markdown = _shared_title_pages()
+    files = Files()
+    agent = AgentOutputs(job, pages)
+    with agent.streams(files.open):
+        write_outputs(job, pages, markdown.__getitem__, files.open, None, page_map, agent)  # type: ignore[arg-type]
+    agent.finish(markdown.__getitem__, files.open, 2_000)
+    return files.data
+
+
+def check_agent_outputs_in_the_rendering_pass() -> None:
+    assert parallel._may_fork()
+    apart = _rendered_apart(None)
+    assert b"title: \"Item 1\"" in apart["pages/0002-item1.md"]  # retitled in its file
+    assert b"\n# API\n\nSource: " in apart[LLMS_FULL]  # as stored in llms-full.txt
+    assert _rendered_together(None) == apart
+    assert _rendered_together(forked_page_map(2)) == apart

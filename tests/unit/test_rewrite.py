@@ -205,3 +205,61 @@ def test_headings_and_relevel_read_every_line_as_the_atx_pattern_does() -> None:
         assert headings(markdown) == _headings_line_by_line(markdown)
         for shift in (1, 3):
             assert relevel(markdown, shift) == _relevel_line_by_line(markdown, shift)
+
+
+def _awkward_texts(pieces: list[str], count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(count)]
+
+
+def test_link_pattern_without_reference_definitions_finds_the_same_links() -> None:
+    """Where no "]:" is, the literal-led pattern finds each link the full one finds:
+    same place, same kind, same target (escaped "\\](", "xhref=" and all)."""
+    from mdcrawl.rewrite import _LINK, _LINK_NO_REFDEF
+
+    pieces = ["](", "[", "]", "(", ")", "<", ">", "http://a/b", "mailto:x", "href=", "xhref=",
+              "\\", "'", '"', " ", "\t", "\n", "é", "_", "<x>", "](<a b>)"]  # fmt: skip
+    for text in _awkward_texts(pieces, 4000, 21):
+        if "]:" in text:
+            continue
+
+        def found(pattern: object, text: str = text) -> list[tuple[int, int, str, str]]:
+            return [(m.start(), m.end(), m.lastgroup, m[m.lastgroup]) for m in pattern.finditer(text)]  # type: ignore[attr-defined]
+
+        assert found(_LINK_NO_REFDEF) == found(_LINK), text
+
+
+def test_code_span_pattern_reads_as_its_lookbehind_led_spelling() -> None:
+    import re
+
+    from mdcrawl.rewrite import _CODE_SPAN
+
+    reference = re.compile(
+        r"(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)", re.S
+    )
+    pieces = ["`", "``", "```", "\\", "\\`", "a", " ", "\n", "\n\n", " \t\n"]
+    for text in _awkward_texts(pieces, 4000, 22):
+        spans = [(m.span(), m["ticks"]) for m in _CODE_SPAN.finditer(text)]
+        assert spans == [(m.span(), m["ticks"]) for m in reference.finditer(text)], text
+
+
+def test_irregular_means_other_breaks_or_a_line_led_by_other_white_space() -> None:
+    import re
+
+    from mdcrawl.rewrite import _irregular
+
+    breaks = re.compile(r"[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|^[ \t]*[^\S\n \t]", re.M)
+    pieces = ["a", " ", "\t", "\n", "\u00a0", "\r", "\x0b", "\x1f", "\u2028", "\u3000", "#"]
+    for text in _awkward_texts(pieces, 4000, 23):
+        assert _irregular(text) == (breaks.search(text) is not None), repr(text)
+
+
+def test_a_fence_closed_by_a_no_break_space_led_line() -> None:
+    """``str.strip`` reads "\\u00a0```" as a closing fence (headings, relevel, chunks);
+    the link rewriter's reading of fences does not, as before: both kept."""
+    markdown = "# T\n\n```\ncode\n\u00a0```\n\n## After [x](https://a.org/)\n"
+    assert headings(markdown) == _headings_line_by_line(markdown)
+    assert headings(markdown) == [(1, "T"), (2, "After [x](https://a.org/)")]
+    assert relevel(markdown, 1).endswith("\n### After [x](https://a.org/)\n")
+    assert segments(markdown)[-1] == ("```\ncode\n\u00a0```\n\n## After [x](https://a.org/)\n", True)
+    assert rewrite_links(markdown, lambda url: "#x") == markdown  # in code, for the rewriter

@@ -14,7 +14,8 @@ apart from the opener.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 from .assemble import OutputOpener, PageMap
 from .chunks import chunk_lines, chunk_page
@@ -42,42 +43,76 @@ def write_agent_outputs(
 ) -> tuple[str, ...]:
     """Write the files above; returns their names. ``page_map``: where each page's part
     of llms-full.txt and chunks.jsonl is made (``assemble.PageMap``; default: here)."""
-    ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
-    name = site_name(ordered, job.url)
-    written = [LLMS_FULL, CHUNKS]
-    pieces = _Pieces(ordered, read_markdown, page_chunks or chunked)
-    with open_output(LLMS_FULL) as full, open_output(CHUNKS) as chunks:
-        # not a "Source:" line: that marks where each page starts (mdcrawl pull reads it)
-        full.write(f"# {name}\n\n> {len(ordered)} pages crawled from {job.url}\n\n".encode())
-        for page_text, page_lines in (page_map or _serial)(pieces, len(ordered)):
-            full.write(page_text)
-            chunks.write(page_lines)
-    if max_tokens:
-        parts = split_parts(list(_pages(ordered, read_markdown)), max_tokens, name)
-        for part in parts:
-            _write(open_output, part.name, part.text)
-        _write(open_output, PARTS_INDEX, parts_index(parts, name, max_tokens))
-        written += [*(p.name for p in parts), PARTS_INDEX]
-    return tuple(written)
+    writer = AgentOutputs(job, records, page_chunks)
+    pieces = _Pieces(writer, read_markdown)
+    with writer.streams(open_output):
+        for piece in (page_map or _serial)(pieces, len(writer.ordered)):
+            writer.take(piece)
+    return writer.finish(read_markdown, open_output, max_tokens)
 
 
-class _Pieces:
-    """The i-th page's llms-full.txt part and chunks.jsonl lines, encoded."""
+class AgentOutputs:
+    """llms-full.txt and chunks.jsonl page by page: ``piece`` makes a page's part (pure:
+    it may run in another process, beside the page's rendering, ``assemble.Companion``),
+    ``take`` writes it, in reading order, while ``streams`` holds the files open."""
 
     def __init__(
-        self,
-        ordered: Sequence[PageRecord],
-        read_markdown: Callable[[str], str],
-        page_chunks: ChunkLines,
+        self, job: Job, records: Sequence[PageRecord], page_chunks: ChunkLines | None = None
     ) -> None:
-        self._ordered, self._read, self._chunks = ordered, read_markdown, page_chunks
+        self.job = job
+        self.ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
+        self.name = site_name(self.ordered, job.url)
+        self._chunks = page_chunks or chunked
+        self._full: BinaryIO | None = None
+        self._lines: BinaryIO | None = None
 
-    def __call__(self, index: int) -> tuple[bytes, bytes]:
-        record = self._ordered[index]
-        markdown = page_markdown(record, self._read(record.markdown_key or ""))
+    def piece(self, record: PageRecord, stored_markdown: str) -> tuple[bytes, bytes]:
+        """The page's llms-full.txt part and chunks.jsonl lines, encoded."""
+        markdown = page_markdown(record, stored_markdown)
         title = record.title or record.url
         text = framed(markdown, record.url).encode("utf-8")
         return text, self._chunks(record.url, title, markdown)
+
+    @contextmanager
+    def streams(self, open_output: OutputOpener) -> Iterator[None]:
+        with open_output(LLMS_FULL) as full, open_output(CHUNKS) as lines:
+            # not a "Source:" line: that marks where each page starts (mdcrawl pull reads it)
+            header = f"# {self.name}\n\n> {len(self.ordered)} pages crawled from {self.job.url}\n\n"
+            full.write(header.encode())
+            self._full, self._lines = full, lines
+            try:
+                yield
+            finally:
+                self._full = self._lines = None
+
+    def take(self, piece: tuple[bytes, bytes]) -> None:
+        assert self._full is not None and self._lines is not None, "take outside streams()"
+        self._full.write(piece[0])
+        self._lines.write(piece[1])
+
+    def finish(
+        self, read_markdown: Callable[[str], str], open_output: OutputOpener, max_tokens: int | None
+    ) -> tuple[str, ...]:
+        """With ``max_tokens``, the parts (a pass of their own); the names written."""
+        written = [LLMS_FULL, CHUNKS]
+        if max_tokens:
+            parts = split_parts(list(_pages(self.ordered, read_markdown)), max_tokens, self.name)
+            for part in parts:
+                _write(open_output, part.name, part.text)
+            _write(open_output, PARTS_INDEX, parts_index(parts, self.name, max_tokens))
+            written += [*(p.name for p in parts), PARTS_INDEX]
+        return tuple(written)
+
+
+class _Pieces:
+    """The i-th page's ``AgentOutputs.piece``, its markdown read here."""
+
+    def __init__(self, writer: AgentOutputs, read_markdown: Callable[[str], str]) -> None:
+        self._writer, self._read = writer, read_markdown
+
+    def __call__(self, index: int) -> tuple[bytes, bytes]:
+        record = self._writer.ordered[index]
+        return self._writer.piece(record, self._read(record.markdown_key or ""))
 
 
 def _serial(pieces: Callable[[int], Any], count: int) -> Iterator[Any]:

@@ -3,7 +3,8 @@
 Everything is written through ``open_output`` (files locally, S3 multipart on AWS),
 page by page: the combined document is never held in memory. That costs two reads
 of each page's markdown: a first pass collects the headings (for the table of
-contents and the anchors every link needs), the second writes.
+contents and the anchors every link needs), the second writes (and hands each page,
+as read, to a ``Companion``: finalize's llms-full.txt and chunks.jsonl).
 
 Anchors: docs.md relies on the GitHub-style heading ids that GitHub, GitLab, VS Code,
 markdown-it-anchor, Obsidian and most other viewers generate themselves (github-slugger
@@ -20,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 from urllib.parse import unquote, urlsplit
 
 from .llms import llms_txt, site_name
@@ -45,6 +46,17 @@ OutputOpener = Callable[[str], AbstractContextManager[BinaryIO]]
 # processes (``adapters/local/parallel.py``). ``render`` is pure apart from reading the
 # stores, so where it runs changes no byte.
 PageMap = Callable[[Callable[[int], Any], int], Iterator[Any]]
+
+
+class Companion(Protocol):
+    """Other per-page outputs made in the same pass as the pages' rendering, from the
+    same read of each page (``agent_outputs.AgentOutputs``): ``piece`` beside the page's
+    rendering (pure: maybe in a forked process), ``take`` its answer here, in reading
+    order."""
+
+    def piece(self, record: PageRecord, stored_markdown: str) -> Any: ...
+
+    def take(self, piece: Any) -> None: ...
 
 DOCS = "docs.md"
 LLMS = "llms.txt"
@@ -71,6 +83,7 @@ class _Heading:
     level: int  # in docs.md, after re-levelling
     text: str
     anchor: str  # its id in docs.md
+    local: str = ""  # its id in the page's own file
 
 
 @dataclass(frozen=True)
@@ -94,17 +107,23 @@ def write_outputs(
     open_output: OutputOpener,
     read_anchors: Callable[[str], dict[str, Any]] | None = None,
     page_map: PageMap | None = None,
+    companion: Companion | None = None,
 ) -> AssembledResult:
     """Write every output of ``job`` and say what was written. ``read_anchors(key)``
     gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
-    markdown key; ``page_map`` renders the pages (``PageMap``; default: one by one)."""
+    markdown key; ``page_map`` renders the pages (``PageMap``; default: one by one);
+    ``companion`` gets each page's record and stored markdown as they are rendered."""
     ordered = reading_order(pages, job.url)
     name = site_name(ordered, job.url)
-    pages, ordered, read_markdown = _retitled(pages, ordered, read_markdown)
+    stored_pages = ordered  # as recorded, before any retitling: what a companion reads
+    pages, ordered, fixes = _retitled(pages, ordered, read_markdown)
+    retitled = _retitled_reader(read_markdown, fixes)
     repeated, page_map = RepeatedLines(), page_map or _serial
-    plan = _plan(ordered, job.url, name, read_markdown, repeated, page_map)
+    plan = _plan(ordered, job.url, name, retitled, repeated, page_map)
     linker = _Linker(plan, pages, read_anchors)
-    renderer = _Renderer(plan, read_markdown, linker, repeated)
+    renderer = _Renderer(plan, read_markdown, fixes, linker, repeated)
+    if companion is not None:
+        renderer.companion = companion, stored_pages
     chars, report = _write_docs_and_pages(job, name, renderer, open_output, page_map)
     _write_text(open_output, LLMS, llms_txt(name, job.url, ordered, _summary(ordered, job.url)))
     listed = _write_manifest(open_output, pages, plan, report)
@@ -123,26 +142,33 @@ def write_outputs(
 
 def _retitled(
     pages: Sequence[PageRecord], ordered: list[PageRecord], read: Callable[[str], str]
-) -> tuple[Sequence[PageRecord], list[PageRecord], Callable[[str], str]]:
+) -> tuple[Sequence[PageRecord], list[PageRecord], dict[str, Retitle]]:
     """Pages whose title many pages share get their own (titles.py): the records, and
-    their markdown as every later step reads it."""
+    the fix of each one's markdown by its key (``_retitled_markdown``)."""
     fixes = site_retitles(ordered, read)
     if not fixes:
-        return pages, ordered, read
+        return pages, ordered, {}
     renamed = {h: replace(p, title=fixes[h].title) for p in ordered if (h := p.url_hash) in fixes}
     by_key: dict[str, Retitle] = {
         p.markdown_key or "": fixes[p.url_hash] for p in ordered if p.url_hash in fixes
     }
-
-    def read_retitled(key: str) -> str:
-        fix = by_key.get(key)
-        return apply_retitle(read(key), fix) if fix else read(key)
-
     return (
         [renamed.get(p.url_hash, p) for p in pages],
         [renamed.get(p.url_hash, p) for p in ordered],
-        read_retitled,
+        by_key,
     )
+
+
+def _retitled_markdown(markdown: str, key: str, fixes: dict[str, Retitle]) -> str:
+    """A page's stored markdown as every step after retitling reads it."""
+    fix = fixes.get(key)
+    return apply_retitle(markdown, fix) if fix else markdown
+
+
+def _retitled_reader(read: Callable[[str], str], fixes: dict[str, Retitle]) -> Callable[[str], str]:
+    if not fixes:
+        return read
+    return lambda key: _retitled_markdown(read(key), key, fixes)
 
 
 # --- first pass: files, headings, anchors -------------------------------------------------
@@ -174,9 +200,10 @@ class _PageReader:
         file = f"{PAGES_DIR}{index + 1:0{self._width}d}-{page_slug(page.url, self._start)}.md"
         page_slugs = Slugger()
         found = tuple(
-            (level, text, github_slug(plain_text(text)), local, _loose(local))
+            (level, text, base, local, _loose(local))
             for level, text in headings(markdown)
-            for local in (page_slugs.slug(text),)
+            for base in (github_slug(plain_text(text)),)
+            for local in (page_slugs.unique(base),)
         )
         lines = line_hashes(markdown) if index < SAMPLE_PAGES else None
         return _Read(file, found, estimate_tokens(markdown), lines)
@@ -205,7 +232,7 @@ def _plan(
 def _plan_page(page: PageRecord, read: _Read, doc_slugs: Slugger) -> _Planned:
     planned, fragments = [], {}
     for level, text, base, local, loose in read.headings:
-        heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base))
+        heading = _Heading(min(6, level + 1), text, doc_slugs.unique(base), local)
         fragments.setdefault(local, (heading.anchor, local))
         fragments.setdefault(loose, (heading.anchor, local))
         planned.append(heading)
@@ -223,10 +250,13 @@ def _with_title(markdown: str, page: PageRecord) -> str:
 
 def _loose(fragment: str) -> str:
     """Sites and GitHub slug punctuation differently ("what-s-new" vs "whats-new")."""
+    if fragment.isascii():  # every heading of most sites: a table, not a pattern
+        return "~" + fragment.lower().translate(_ASCII_NOT_ALNUM)
     return "~" + _NOT_ALNUM.sub("", fragment.lower())
 
 
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_ASCII_NOT_ALNUM = dict.fromkeys(c for c in range(128) if not chr(c).isalnum())
 
 
 def page_slug(url: str, start_url: str) -> str:
@@ -303,7 +333,8 @@ class _Linker:
     def _find(self, url: str) -> tuple[_Planned | None, str]:
         if not url.lower().startswith(("http://", "https://")):
             return None, ""
-        return self._by_key.get(url_key(url)), urlsplit(url).fragment
+        target = self._by_key.get(url_key(url))
+        return (None, "") if target is None else (target, urlsplit(url).fragment)
 
     def _fragment(self, target: _Planned, fragment: str) -> tuple[str, str] | None:
         if not fragment:
@@ -333,10 +364,10 @@ def _id_anchors(
 ) -> dict[str, tuple[str, str]]:
     """``{element id: (docs.md anchor, anchor in its file)}`` from the converter's
     ``{id: (heading text, occurrence)}``; the page's top for ids above its headings."""
-    slugs, seen = Slugger(), Counter[str]()
+    seen = Counter[str]()
     by_heading = {}
-    for heading in target.headings:
-        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, slugs.slug(heading.text))
+    for heading in target.headings:  # their anchors in the page's file, as _PageReader made
+        by_heading[(heading.text, seen[heading.text])] = (heading.anchor, heading.local)
         seen[heading.text] += 1
     top = (target.anchor, _file_anchor(target))
     return {
@@ -390,6 +421,7 @@ class _Rendered:
     section: bytes  # its section of docs.md
     section_chars: int
     warnings: dict[str, int]
+    companion_piece: Any = None  # the companion's answer for the page (``Companion``)
 
 
 class _Renderer:
@@ -400,16 +432,25 @@ class _Renderer:
         self,
         plan: Sequence[_Planned],
         read_markdown: Callable[[str], str],
+        fixes: dict[str, Retitle],
         linker: _Linker,
         repeated: RepeatedLines,
     ) -> None:
-        self.plan, self._read, self._linker = plan, read_markdown, linker
+        self.plan, self._read, self._fixes, self._linker = plan, read_markdown, fixes, linker
         self._repeated = repeated
         repeated.repeated()  # settled here, before any page is rendered (maybe elsewhere)
+        # with the pages as stored, in plan order (a record's title may have been fixed)
+        self.companion: tuple[Companion, Sequence[PageRecord]] | None = None
 
     def __call__(self, index: int) -> _Rendered:
         planned, linker = self.plan[index], self._linker
-        markdown = _with_title(self._read(planned.page.markdown_key or ""), planned.page)
+        key = planned.page.markdown_key or ""
+        stored_markdown = self._read(key)
+        piece = None
+        if self.companion is not None:
+            companion, stored_pages = self.companion
+            piece = companion.piece(stored_pages[index], stored_markdown)
+        markdown = _with_title(_retitled_markdown(stored_markdown, key, self._fixes), planned.page)
         in_file, in_document = rewrite_links_twice(
             markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
         )
@@ -417,7 +458,7 @@ class _Renderer:
         lines = self._repeated.count(markdown)
         warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
         file = _page_file(planned, in_file).encode("utf-8")
-        return _Rendered(file, section.encode("utf-8"), len(section), warnings)
+        return _Rendered(file, section.encode("utf-8"), len(section), warnings, piece)
 
 
 def _serial(render: Callable[[int], Any], count: int) -> Iterator[Any]:
@@ -445,6 +486,8 @@ def _write_docs_and_pages(
                 page_file.write(rendered.file)
             sink.write_encoded(rendered.section, rendered.section_chars)
             report[id(planned.page)] = rendered.warnings
+            if renderer.companion is not None:
+                renderer.companion[0].take(rendered.companion_piece)
         return sink.chars, report
 
 

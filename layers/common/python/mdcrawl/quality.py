@@ -31,7 +31,9 @@ MIN_LINE_CHARS = 16  # shorter lines ("Parameters", "Returns:") repeat for good 
 NEAR_EMPTY_WORDS = 20
 
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
-_RAW_HTML = re.compile(r"(?<!\\)<(?:/?[A-Za-z][\w-]*(?:\s[^<>]*)?/?|!--.*?--)>")
+# "<" not after a backslash (the lookbehind after the "<": a pattern led by a literal is
+# searched for at C speed, one led by a lookbehind tried at every character)
+_RAW_HTML = re.compile(r"<(?<!\\<)(?:/?[A-Za-z][\w-]*(?:\s[^<>]*)?/?|!--.*?--)>")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
 _WORDY = re.compile(r"[^\W\d_]{3}")
 
@@ -132,7 +134,8 @@ def raw_html_lines(markdown: str) -> int:
     count = 0
     for line in prose_lines(markdown):
         if "<" in line:
-            bare = _AUTOLINK.sub("", _INLINE_CODE.sub("", line))
+            bare = _INLINE_CODE.sub("", line) if "`" in line else line
+            bare = _AUTOLINK.sub("", bare) if ":" in bare else bare
             count += _RAW_HTML.search(bare) is not None
     return count
 

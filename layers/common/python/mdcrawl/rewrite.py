@@ -20,10 +20,11 @@ from urllib.parse import urlsplit, urlunsplit
 Resolver = Callable[[str], "str | None"]
 
 _FENCE_OPEN = re.compile(r"^(?:[ \t]*>)*[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
-# Lines that could open or close a fence; only these are looked at one by one.
-_FENCE_LINE = re.compile(r"^(?:[ \t]*>)*[ \t]*(?:`{3,}|~{3,})[^\n]*$", re.M)
+# A backtick run not after a backtick or backslash (the lookbehind sits after the first
+# backtick: a pattern led by a literal is searched for at C speed, one led by a
+# lookbehind is tried at every character).
 _CODE_SPAN = re.compile(
-    r"(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)", re.S
+    r"(?P<ticks>`(?<![`\\]`)`*)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)", re.S
 )
 _DEST = r"(?P<{name}><[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
 _LINK = re.compile(
@@ -34,6 +35,16 @@ _LINK = re.compile(
     + r"|<(?P<auto>[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>"
     + r"|(?P<href_lead>\bhref=(?P<q>[\"']))(?P<href>[^\"'\n]*)(?P=q)",
     re.M,
+)
+# ``_LINK`` where no reference definition can be (no "]:"): each branch led by a literal
+# (the lookbehinds moved past it), so the engine skips to a "]", "<" or "h" at C speed
+# instead of trying every branch at every character. Same matches, same groups but the
+# leads (``_lead``).
+_LINK_NO_REFDEF = re.compile(
+    r"\](?<!\\\])\([ \t]*"
+    + _DEST.format(name="inline")
+    + r"|<(?P<auto>[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>"
+    + r"|h(?<!\w.)ref=(?P<q>[\"'])(?P<href>[^\"'\n]*)(?P=q)"
 )
 _ATX = re.compile(
     r"^(?P<indent> {0,3})(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$"
@@ -65,21 +76,52 @@ def segments(markdown: str) -> list[tuple[str, bool]]:
     """The text cut into prose and fenced-code stretches, as (text, in_code): the same
     reading as ``iter_lines``, but only lines that look like fences are looked at in
     Python (the assembler runs this over every page twice: it is on the hot path)."""
+    return _segments(markdown, _fence_lines(markdown, _STRICT_LEAD))
+
+
+def _segments(markdown: str, lines: Iterator[tuple[int, int]]) -> list[tuple[str, bool]]:
+    """``segments`` reading the fence candidates ``lines`` (start, end of each line)."""
     out: list[tuple[str, bool]] = []
     start, fence = 0, None
-    for match in _FENCE_LINE.finditer(markdown):
-        line = match.group().rstrip("\r")
+    for line_start, line_end in lines:
+        line = markdown[line_start:line_end].rstrip("\r")
         if fence is None:
             opened = _FENCE_OPEN.match(line)
             if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
-                out.append((markdown[start : match.start()], False))
-                start, fence = match.start(), opened["fence"]
-        elif match.start() > start and _closes(line, fence):
-            end = match.end() + (markdown[match.end() : match.end() + 1] == "\n")
+                out.append((markdown[start:line_start], False))
+                start, fence = line_start, opened["fence"]
+        elif line_start > start and _closes(line, fence):
+            end = line_end + (markdown[line_end : line_end + 1] == "\n")
             out.append((markdown[start:end], True))
             start, fence = end, None
     out.append((markdown[start:], fence is not None))
     return [(text, in_code) for text, in_code in out if text]
+
+
+# A fence line's first ``` or ~~~ comes right after its lead: only spaces, tabs and ">",
+# or for ``iter_lines``' closing test (``str.strip``) any white space and ">". A line is
+# looked at only where such a mark is, found by ``str.find`` (where ``^``-anchored
+# patterns under re.M are tried at every character).
+_STRICT_LEAD = " \t>"
+
+
+def _fence_lines(markdown: str, lead: str | None) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line whose first fence mark follows a lead made of the
+    characters ``lead`` (None: white space and ">"), the line break excluded."""
+    ticks, tildes = markdown.find("```"), markdown.find("~~~")
+    while ticks >= 0 or tildes >= 0:
+        at = tildes if ticks < 0 or 0 <= tildes < ticks else ticks
+        line_start = markdown.rfind("\n", 0, at) + 1
+        line_end = markdown.find("\n", at)
+        if line_end < 0:
+            line_end = len(markdown)
+        prefix = markdown[line_start:at]
+        if not (prefix.strip(lead) if lead else prefix.replace(">", "").strip()):
+            yield line_start, line_end
+        if 0 <= ticks < line_end:
+            ticks = markdown.find("```", line_end)
+        if 0 <= tildes < line_end:
+            tildes = markdown.find("~~~", line_end)
 
 
 def map_text(markdown: str, change: Callable[[str], str]) -> str:
@@ -103,7 +145,13 @@ def _map_prose(text: str, change: Callable[[str], str]) -> str:
 def rewrite_links(markdown: str, resolve: Resolver) -> str:
     """Give every link target (inline links and images, reference definitions,
     autolinks, raw ``href``) to ``resolve`` and put its answer in place; code is skipped."""
-    return map_text(markdown, lambda text: _LINK.sub(lambda m: _relink(m, resolve), text))
+    return map_text(
+        markdown, lambda text: _link_pattern(text).sub(lambda m: _relink(m, resolve), text)
+    )
+
+
+def _link_pattern(text: str) -> re.Pattern[str]:
+    return _LINK if "]:" in text else _LINK_NO_REFDEF
 
 
 def rewrite_links_twice(
@@ -150,7 +198,7 @@ def _relink_piece_twice(
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
     and the reading of each link."""
     start = 0
-    for match in _LINK.finditer(piece):
+    for match in _link_pattern(piece).finditer(piece):
         before = piece[start : match.start()]
         kind = match.lastgroup or ""  # the link's own group closes last in each branch
         url = match[kind]
@@ -181,7 +229,8 @@ def _relinked(
         return f"[{url}]({target})"
     if bracketed:
         target = f"<{target}>"
-    return match[f"{kind}_lead"] + target + (match["q"] if kind == "href" else "")
+    lead = match.string[match.start() : match.start(kind)]  # "](", "[x]: ", "href=\""
+    return lead + target + (match["q"] if kind == "href" else "")
 
 
 @functools.lru_cache(maxsize=65536)  # the same nav links recur on every page
@@ -203,17 +252,31 @@ def url_key(url: str) -> str:
 
 
 # Where ``iter_lines`` (str.splitlines, str.strip) and ``segments`` (\n, [ \t]) could read
-# the lines differently: other line breaks, or other white space leading a line.
-_OTHER_SPACE = re.compile(r"[^\S\n \t]")  # any white space but \n, space and tab
-_OTHER_BREAK = re.compile(r"[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|^[ \t]*[^\S\n \t]", re.M)
+# the lines differently: other line breaks, or other white space leading a line. Tested
+# with ``in`` and a pattern led by a literal "\n" (both searched at C speed; a character
+# class or a ``^`` under re.M is tried at every character, twice per page).
+_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines' but \n
+_FIRST_LEAD = re.compile(r"[ \t]*[^\S\n \t]")  # any white space but \n, space and tab
+_LATER_LEAD = re.compile(r"\n[ \t]*[^\S\n \t]")
 
 
 def _irregular(markdown: str) -> bool:
-    return _OTHER_SPACE.search(markdown) is not None and _OTHER_BREAK.search(markdown) is not None
+    """Other line breaks than \\n, or a line led by other white space than spaces and
+    tabs."""
+    return (
+        any(brk in markdown for brk in _BREAKS)
+        or _FIRST_LEAD.match(markdown) is not None
+        or _LATER_LEAD.search(markdown) is not None
+    )
+
+
 # Lines that may be ATX headings; ``atx_heading`` reads each (``_ATX`` with re.M would
 # try its lazy text at every character of every heading line: API pages have thousands
 # of headings hundreds of characters long).
-_HEADING_LINES = re.compile(r"^ {0,3}#[^\n]*", re.M)
+# Found from the "\n" that ends the line before (a literal the engine searches for at C
+# speed), the text's first line on its own.
+_FIRST_HEADING_LINE = re.compile(r" {0,3}#[^\n]*")
+_LATER_HEADING_LINE = re.compile(r"\n( {0,3}#[^\n]*)")
 _ATX_OPENING = re.compile(r" {0,3}(#{1,6})")
 
 
@@ -235,20 +298,45 @@ def atx_heading(line: str) -> tuple[int, str] | None:
     return len(opening[1]), text
 
 
+def _heading_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` led by at most three spaces and a "#" (``^ {0,3}#`` under
+    re.M)."""
+    first = _FIRST_HEADING_LINE.match(text)
+    if first is not None:
+        yield first.group()
+    for match in _LATER_HEADING_LINE.finditer(text):
+        yield match[1]
+
+
 def _prose_headings(text: str) -> Iterator[tuple[int, str]]:
     """The headings of a stretch of whole lines outside code, with only \\n breaks."""
-    for match in _HEADING_LINES.finditer(text):
-        found = atx_heading(match.group())
+    if "#" not in text:
+        return
+    for line in _heading_lines(text):
+        found = atx_heading(line)
         if found is not None:
             yield found[0], found[1].strip()
 
 
+def _line_segments(markdown: str) -> list[tuple[str, bool]] | None:
+    """``iter_lines``' reading of the text as ``segments``' stretches of whole lines, or
+    None where it has other line breaks than \\n (read line by line then). Without them,
+    the two readings differ only in a closing fence led by other white space (a
+    no-break space): ``str.strip`` reads it, so it is a candidate here."""
+    if not _irregular(markdown):
+        return segments(markdown)
+    if any(brk in markdown for brk in _BREAKS):
+        return None
+    return _segments(markdown, _fence_lines(markdown, None))
+
+
 def headings(markdown: str) -> list[tuple[int, str]]:
     """ATX headings outside code, as (level, text), in document order."""
-    if not _irregular(markdown):
+    stretches = _line_segments(markdown)
+    if stretches is not None:
         return [
             heading
-            for text, in_code in segments(markdown)
+            for text, in_code in stretches
             if not in_code
             for heading in _prose_headings(text)
         ]
@@ -262,10 +350,10 @@ def headings(markdown: str) -> list[tuple[int, str]]:
 
 def relevel(markdown: str, shift: int) -> str:
     """Move every heading outside code ``shift`` levels deeper, capped at h6."""
-    if not _irregular(markdown):
+    stretches = _line_segments(markdown)
+    if stretches is not None:
         return "".join(
-            text if in_code else _relevel_prose(text, shift)
-            for text, in_code in segments(markdown)
+            text if in_code else _relevel_prose(text, shift) for text, in_code in stretches
         )
     out = []
     for line, in_code in iter_lines(markdown):
@@ -280,16 +368,19 @@ def relevel(markdown: str, shift: int) -> str:
 
 def _relevel_prose(text: str, shift: int) -> str:
     """``relevel`` of a stretch of whole lines outside code, with only \\n line breaks."""
+    if "#" not in text:
+        return text
 
-    def deeper(match: re.Match[str]) -> str:
-        line = match.group()
+    def deeper(line: str) -> str:
         found = atx_heading(line)
         if found is None:
             return line
         indent = line[: len(line) - len(line.lstrip(" "))]
         return f"{indent}{'#' * min(6, found[0] + shift)} {found[1].strip()}"
 
-    return _HEADING_LINES.sub(deeper, text) if "#" in text else text
+    first = _FIRST_HEADING_LINE.match(text)
+    head = deeper(first.group()) + text[first.end() :] if first is not None else text
+    return _LATER_HEADING_LINE.sub(lambda m: "\n" + deeper(m[1]), head)
 
 
 # Link text may hold one level of brackets: Node's "[[src]](url)" is the text "[src]".
@@ -307,7 +398,14 @@ _EMPHASIS_UNDERSCORE = re.compile(
 
 def link_text(text: str) -> str:
     """Heading text as it may sit inside a link: images dropped, links reduced to text."""
-    return _INLINE_LINK.sub(r"\1", _IMAGE.sub("", text))
+    # Each pattern only where the text has what it needs ("![", "]("): headings are many.
+    if "![" in text:
+        text = _IMAGE.sub("", text)
+    return _INLINE_LINK.sub(_first_group, text) if "](" in text else text
+
+
+def _first_group(match: re.Match[str]) -> str:
+    return match[1]
 
 
 # Each heading is read several times (its slug in docs.md and in its file, its chunk's
@@ -339,11 +437,16 @@ def _links_to_text(text: str) -> str:
         spans.append(match.group())
         return f"\uf8f0{len(spans) - 1}\uf8f1"
 
+    if "`" not in text:
+        return link_text(text)
     reduced = link_text(_CODE_SPAN.sub(park, text))
     return _PARKED.sub(lambda m: spans[int(m[1])], reduced)
 
 
 def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
+    if "`" not in text:
+        yield text, False
+        return
     start = 0
     for span in _CODE_SPAN.finditer(text):
         yield text[start : span.start()], False
@@ -354,13 +457,22 @@ def _split_code_spans(text: str) -> Iterator[tuple[str, bool]]:
 
 
 def _plain_prose(text: str) -> str:
-    text = _TAG.sub("", link_text(text))
+    text = link_text(text)
+    if "<" in text:
+        text = _TAG.sub("", text)
     # Escaped characters are literal: park them in the private-use area so the
     # emphasis stripping below cannot mistake ``\_`` for a delimiter.
-    text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
-    text = _EMPHASIS_UNDERSCORE.sub(r"\2", text.replace("*", ""))
-    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group()) - 0xE000), text)
+    if "\\" in text:
+        text = _ESCAPED.sub(lambda m: chr(0xE000 + ord(m[1])), text)
+    text = text.replace("*", "")
+    if "_" in text:
+        text = _EMPHASIS_UNDERSCORE.sub(r"\2", text)
+    if not text.isascii():
+        text = _PARKED_ESCAPE.sub(lambda m: chr(ord(m.group()) - 0xE000), text)
     return html.unescape(text)
+
+
+_PARKED_ESCAPE = re.compile("[\ue000-\ue07f]")
 
 
 _ASCII_DROPPED = re.compile(r"[^a-z0-9_\- ]")

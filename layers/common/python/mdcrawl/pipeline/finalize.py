@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .. import stored
-from ..agent_outputs import ChunkLines, agent_output_names, write_agent_outputs
+from ..agent_outputs import AgentOutputs, ChunkLines, agent_output_names
 from ..assemble import (
     DOCS,
     LLMS,
@@ -126,9 +126,12 @@ def _assemble(
 ) -> AssembledResult:
     read = lambda key: _read_markdown(blobs, key)  # noqa: E731
     anchors = lambda key: _read_anchors(blobs, key)  # noqa: E731
-    result = write_outputs(job, records, read, open_output, anchors, page_map)
-    limit = job.options.max_tokens
-    write_agent_outputs(job, records, read, open_output, limit, page_chunks, page_map)
+    # llms-full.txt and chunks.jsonl are made beside each page's rendering, from the same
+    # read of its markdown (one pass over the pages, not two)
+    agent = AgentOutputs(job, records, page_chunks)
+    with agent.streams(open_output):
+        result = write_outputs(job, records, read, open_output, anchors, page_map, agent)
+    agent.finish(read, open_output, job.options.max_tokens)
     return result
 
 

@@ -363,6 +363,14 @@ def _event_data(record: PageRecord) -> dict[str, object]:
     return page_event_data(record)
 
 
+def converted_record(
+    page: CrawledPage, converted: ConvertedPage, key: str, state: JobTemplate
+) -> PageRecord:
+    """The record ``process_page`` (with ``job_copy=False``) writes for ``page`` converted
+    under the job's template ``state`` into the markdown cache's ``key``."""
+    return _ok_record(page, converted, key, templating.used(converted.extractor, state))
+
+
 def cached_record(
     page: CrawledPage, blobs: BlobStore, state: JobTemplate, rules: bool
 ) -> PageRecord | None:

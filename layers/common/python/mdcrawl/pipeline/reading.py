@@ -9,6 +9,14 @@ process step comes for the page (in discovery order, like every outcome) it find
 markdown there and only records it. The event loop keeps fetching meanwhile: no
 hashing, parsing or body writing on it.
 
+A page needs no process step at all when the worker can tell what it would record: the
+job's template has settled (or the page is past ``templating.SETTLE_WINDOW``, where the
+process step no longer settles it) and the page's markdown is in the cache and does not
+wait for the template. Then the read answers that record too (``Read.record``), the
+crawl outcome carries it, and the orchestrator records it with the outcome
+(``outcomes.hand_over``, as on AWS for a cached page): one round trip to a worker per
+fresh page instead of two, and the record lands in the outcome's own transaction.
+
 Nothing here decides anything the process step would not: the markdown is cached under
 the key the process step looks up (``process.markdown_cache_key``), with the template
 and rules the job has when the page is read; a template settled in between gives
@@ -18,12 +26,20 @@ another key, and the process step converts again with it, as it always did.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..models import ConvertedPage, CrawledPage, FrontierItem
+from ..models import ConvertedPage, CrawledPage, FrontierItem, PageRecord
+from . import templating
 from .fetching import body_key, page_links, store_body, tree_page_links
-from .process import ProcessDeps, cache_converted, markdown_cache_key
+from .process import (
+    ProcessDeps,
+    cache_converted,
+    cached_record,
+    converted_record,
+    markdown_cache_key,
+)
 from .templating import JobTemplate
 
 if TYPE_CHECKING:
@@ -45,21 +61,53 @@ class Fetched:
     encoding: str | None
 
 
-def read_fetched(fetched: Fetched, deps: ProcessDeps) -> tuple[str, tuple[str, ...]]:
+@dataclass(frozen=True)
+class Read:
+    """What a worker's read of a fetched page answers (pickled back to the crawl)."""
+
+    content_hash: str
+    links: tuple[str, ...]
+    # What the process step would record for the page, when it needs none (see above).
+    record: PageRecord | None = None
+
+
+def read_fetched(
+    fetched: Fetched,
+    deps: ProcessDeps,
+    converted_to: Callable[[PageRecord, str], None] | None = None,
+) -> Read:
     """Store the body; answer its content hash and its links; convert it on the way
     unless its markdown is already cached. A page that fails to convert still gives its
-    links: the process step converts it again and records why it failed."""
+    links: the process step converts it again and records why it failed.
+    ``converted_to(record, markdown)`` hears of a page converted here whose record the
+    read answers (the worker chunks it while its markdown is at hand)."""
     content_hash = store_body(fetched.body, fetched.content_type, deps.blobs)
-    page = _crawled(fetched, content_hash)
+    page = crawled(fetched, content_hash)
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
     key = markdown_cache_key(page, state.template, rules)
+    recordable = _recordable(page, state, deps)
     if deps.blobs.exists(key):
-        return content_hash, page_links(fetched.body, page.final_url, page.encoding)
+        links = page_links(fetched.body, page.final_url, page.encoding)
+        record = cached_record(page, deps.blobs, state, rules) if recordable else None
+        return Read(content_hash, links, record)
     links, converted = _links_and_markdown(fetched.body, page, state, rules)
-    if converted is not None:  # the tree is gone by now: its memory and the JSON's never add up
-        cache_converted(deps.blobs, key, converted)
-    return content_hash, links
+    if converted is None:
+        return Read(content_hash, links)
+    cache_converted(deps.blobs, key, converted)  # the tree is gone by now: no memory adds up
+    if not recordable or not (state.settled or templating.by_rule(converted.extractor)):
+        return Read(content_hash, links)  # the process step defers it: see process_page
+    record = converted_record(page, converted, key, state)
+    if converted_to is not None:
+        converted_to(record, converted.markdown)
+    return Read(content_hash, links, record)
+
+
+def _recordable(page: CrawledPage, state: JobTemplate, deps: ProcessDeps) -> bool:
+    """May the read stand in for the process step? Not while the page may be the one
+    that completes the template's sample (the process step settles the template after
+    recording such a page), and not where the process step keeps a copy per job."""
+    return not deps.job_copy and (state.settled or page.order >= templating.SETTLE_WINDOW)
 
 
 def _links_and_markdown(
@@ -93,7 +141,7 @@ def convert_document(
     return convert.convert_document(document, url, template, rules)
 
 
-def _crawled(fetched: Fetched, content_hash: str) -> CrawledPage:
+def crawled(fetched: Fetched, content_hash: str) -> CrawledPage:
     """The CrawledPage the orchestrator will hand the process step for this fetch."""
     item = fetched.item
     return CrawledPage(

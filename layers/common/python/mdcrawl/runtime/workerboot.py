@@ -1,0 +1,21 @@
+"""What a conversion worker needs before its first page, loaded once in the forkserver
+(``workers.process_pool``) that forks every worker: the worker's own module, the
+converter, readability, and the generator rules' selectors compiled by one warm-up
+conversion. Forked workers inherit all of it, so a worker costs a fork, not an
+interpreter start, the CLI's imports and the converter's.
+
+Nothing here opens a store, starts a thread or reads the parent's state: the forkserver
+forks from this process, and a worker opens its stores in ``workers._init_worker``."""
+
+from __future__ import annotations
+
+import logging
+
+from . import workers
+
+log = logging.getLogger(__name__)
+
+try:
+    workers.warm_up()
+except Exception as exc:  # noqa: BLE001 - a forkserver that dies here breaks every pool
+    log.warning("warming the conversion workers up failed: %r", exc)

@@ -1,0 +1,10 @@
+"""Functions a test runs in a pool worker (a worker imports them by name)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def loaded(module: str) -> bool:
+    """Is ``module`` imported in this process?"""
+    return module in sys.modules
