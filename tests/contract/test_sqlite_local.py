@@ -9,6 +9,7 @@ import signal
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from mdcrawl.errors import StoreError
 from mdcrawl.models import Counters, EventType, UrlState
 
 from . import sqlite_workers
-from .builders import item, job
+from .builders import cache_entry, item, job
 
 SPAWN = multiprocessing.get_context("spawn")  # clean children, like a process pool's
 WORKERS = 4
@@ -200,3 +201,38 @@ def test_a_listing_sees_what_another_connection_wrote_since_the_last_one(root):
         listed = mine.pages.list("j")
         listed.clear()  # a caller's list is its own
         assert len(mine.pages.list("j")) == 3
+
+
+def test_a_cache_entry_is_written_with_the_next_transaction(root):
+    """A put costs no transaction of its own: it joins this process's next one (the
+    orchestrator's batch of outcomes), and its own process reads it at once."""
+    entry = cache_entry("page")
+    with open_local_stores(root) as writer, open_local_stores(root) as other:
+        writer.jobs.create(job())
+        writer.cache.put(entry)
+        assert writer.cache.get(entry.url_hash) == entry
+        assert other.cache.get(entry.url_hash) is None  # waiting: a kill -9 loses it
+        with writer.db.batch():
+            writer.jobs.add_counters(job().job_id, crawled=1)
+        assert other.cache.get(entry.url_hash) == entry
+
+
+def test_a_cache_entry_still_waiting_is_written_on_close(root):
+    newer = replace(cache_entry("page"), etag='"v2"')
+    with open_local_stores(root) as writer:
+        writer.cache.put(cache_entry("page"))
+        writer.cache.put(newer)  # the latest put wins
+    with open_local_stores(root) as reader:
+        assert reader.cache.get(newer.url_hash) == newer
+
+
+def test_a_batch_rolled_back_takes_its_cache_entries_with_it(root):
+    """Both or neither: the entries that joined a batch are lost with it, as the batch's
+    own writes are (a cache miss later, never an entry the database half has)."""
+    entry = cache_entry("page")
+    with open_local_stores(root) as writer:
+        writer.cache.put(entry)
+        with pytest.raises(RuntimeError), writer.db.batch():
+            raise RuntimeError("the batch fails")
+    with open_local_stores(root) as reader:
+        assert reader.cache.get(entry.url_hash) is None

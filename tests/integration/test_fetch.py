@@ -286,6 +286,21 @@ async def test_robots_disallow_is_honoured_and_fetched_once(server: RunningServe
     assert "/p1.html" not in server.stats.paths()
 
 
+async def test_robots_is_fetched_once_by_requests_that_start_together(
+    server: RunningServer,
+) -> None:
+    """The first requests to an origin wait on one robots.txt fetch; later ones read the
+    parsed file without the lock."""
+    robots = b"User-agent: *\nDisallow: /private/\n"
+    server.routes["/robots.txt"] = lambda h: respond(h, 200, {"Content-Type": "text/plain"}, robots)
+    async with HttpxFetcher(FAST) as fetcher:
+        paths = ["/p1.html", "/private/x.html"] * 4
+        answers = await asyncio.gather(*(fetcher.allowed(server.url(p)) for p in paths))
+        assert answers == [True, False] * 4
+        assert not await fetcher.allowed(server.url("/private/y.html"))
+    assert server.stats.paths().count("/robots.txt") == 1
+
+
 async def test_robots_ignored_when_asked(server: RunningServer) -> None:
     server.routes["/robots.txt"] = lambda h: respond(h, 200, {}, b"User-agent: *\nDisallow: /\n")
     async with HttpxFetcher(replace(FAST, respect_robots=False)) as fetcher:
@@ -360,6 +375,53 @@ async def test_guarded_backend_checks_the_address_it_connects_to(server: Running
         await GuardedNetworkBackend(AddressGuard()).connect_tcp("localhost", port)
     stream = await GuardedNetworkBackend(allow_loopback()).connect_tcp("127.0.0.1", port)
     await stream.aclose()
+
+
+async def test_a_cookie_the_site_sets_is_sent_back(server: RunningServer) -> None:
+    """Answers without Set-Cookie skip the cookie jar (fetch._Cookies); one with it
+    still fills it, and later requests to the site carry the cookie."""
+    headers = {"Content-Type": "text/html", "Set-Cookie": "seen=1; Path=/"}
+    server.routes["/set"] = lambda h: respond(h, 200, headers, PAGE)
+    async with HttpxFetcher(replace(FAST, respect_robots=False)) as fetcher:
+        await fetcher.fetch(server.url("/p1.html"))
+        await fetcher.fetch(server.url("/set"))
+        await fetcher.fetch(server.url("/p1.html"))
+    sent = [r.headers.get("cookie") for r in server.stats.requests]
+    assert sent == [None, None, "seen=1"]
+
+
+class CountingGuard(AddressGuard):
+    """Loopback allowed; counts resolutions; ``close()`` takes loopback away (a host
+    whose DNS answer turned private)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.0/8",))
+        self.resolved = 0
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        self.resolved += 1
+        return await super().resolve(host, port)
+
+    def close(self) -> None:
+        self._allowed = ()
+
+
+async def test_a_safe_host_is_checked_once_before_requests_and_at_every_connect(
+    server: RunningServer,
+) -> None:
+    """The check before each request is skipped for a host found safe a moment ago (no
+    DNS lookup per page), never the one at connect: the test server closes every
+    connection, so each fetch connects and is checked there."""
+    guard = CountingGuard()
+    url = server.url("/p1.html").replace("127.0.0.1", "localhost")
+    async with HttpxFetcher(replace(FAST, respect_robots=False), guard=guard) as fetcher:
+        for _ in range(3):
+            assert (await fetcher.fetch(url)).status == 200
+        assert guard.resolved == 1 + 3  # one check before requests, one per connection
+        guard.close()
+        with pytest.raises(UnsafeUrl):
+            await fetcher.fetch(url)  # refused at connect, though its host was found safe
+    assert len(server.stats.requests) == 3
 
 
 async def test_a_real_docs_page_is_fetched_with_its_links_site() -> None:

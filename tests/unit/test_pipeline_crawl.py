@@ -58,9 +58,11 @@ def ok(url: str, body: bytes = PAGE, **headers: str) -> FetchResult:
     return FetchResult(url, url, 200, {"content-type": "text/html", **headers}, body)
 
 
-def request(*urls: str, options: CrawlOptions = DEFAULTS, depth: int = 1) -> CrawlRequest:
+def request(
+    *urls: str, options: CrawlOptions = DEFAULTS, depth: int = 1, exclude: tuple[str, ...] = ()
+) -> CrawlRequest:
     items = tuple(FrontierItem(u, url_hash(u), depth=depth, order=i) for i, u in enumerate(urls))
-    return CrawlRequest("job", scope_for(BASE), options, items)
+    return CrawlRequest("job", scope_for(BASE, exclude=exclude), options, items)
 
 
 def deps(stores: LocalStores, fetcher: ScriptedFetcher, clock: Clock) -> CrawlDeps:
@@ -164,11 +166,11 @@ async def test_start_url_brings_sitemap_urls(stores: LocalStores) -> None:
     assert response.outcomes[0].sitemap == (BASE + "from-sitemap.html",)
 
 
-async def test_links_are_judged_off_the_event_loop(
-    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Scope globs are matched in a worker thread, fetched or from the cache: in
-    `mdcrawl serve` the event loop answers the API (issue 9: a glob froze it)."""
+async def judged_by_thread(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch, exclude: tuple[str, ...]
+) -> tuple[list[int], int]:
+    """The threads the crawl step judged links on (a fetch, then a fresh cache hit), and
+    how many links the page has."""
     import threading
 
     from mdcrawl.pipeline import fetching
@@ -183,12 +185,32 @@ async def test_links_are_judged_off_the_event_loop(
     fetcher = ScriptedFetcher({BASE + "a.html": ok(BASE + "a.html")})
     clock = Clock()
     for _ in range(2):  # fetched, then a fresh cache hit
-        [outcome] = (
-            await crawl_batch(request(BASE + "a.html"), deps(stores, fetcher, clock))
-        ).outcomes
+        batch = request(BASE + "a.html", exclude=exclude)
+        [outcome] = (await crawl_batch(batch, deps(stores, fetcher, clock))).outcomes
         assert outcome.state is UrlState.DONE
-    assert len(fetcher.calls) == 1 and len(judged) == 2 * len(outcome.links)
+    assert len(fetcher.calls) == 1
+    return judged, len(outcome.links)
+
+
+async def test_links_are_judged_off_the_event_loop(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scope globs are matched in a worker thread, fetched or from the cache: in
+    `mdcrawl serve` the event loop answers the API (issue 9: a glob froze it)."""
+    import threading
+
+    judged, links = await judged_by_thread(stores, monkeypatch, exclude=("/private/**",))
+    assert len(judged) == 2 * links
     assert threading.get_ident() not in judged
+
+
+async def test_without_globs_no_thread_judges_links(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prefix check costs less than the hop to a thread: the orchestrator does it. (The
+    fetch read here parses the page in a thread, and judges its links there anyway.)"""
+    judged, links = await judged_by_thread(stores, monkeypatch, exclude=())
+    assert len(judged) == links  # the fetch's parse only: the cache hit judged none
 
 
 def test_rate_limited_and_out_of_time_are_final() -> None:

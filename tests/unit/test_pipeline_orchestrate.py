@@ -336,3 +336,25 @@ async def test_batch_per_slot_sets_the_urls_per_crawl_call(stores: LocalStores) 
         tuning = Tuning(tick_s=0.01, batch_per_slot=share)
         assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=tuning) == "finalize"
         assert max(invoker.batches) == largest and sum(invoker.batches) == 13
+
+
+async def test_a_batch_of_outcomes_writes_its_counters_once(stores: LocalStores) -> None:
+    """Each outcome's bumps (crawled, discovered, skipped) are summed over its batch and
+    written once, with the same totals as one write per bump."""
+    links = {BASE: tuple(f"{BASE}p{i}" for i in range(12))}
+    invoker = ScriptedInvoker({f"{BASE}p3": ["skip"]}, links)
+    job_id, deps = run(stores, invoker, dataclasses.replace(DEFAULTS, concurrency=8))
+    writes: list[dict[str, int]] = []
+    add_counters = stores.jobs.add_counters
+
+    def counted(job: str, **deltas: int):  # type: ignore[no-untyped-def]
+        writes.append(deltas)
+        return add_counters(job, **deltas)
+
+    stores.jobs.add_counters = counted  # type: ignore[method-assign]
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    c = stores.jobs.get(job_id).counters
+    assert (c.discovered, c.crawled, c.skipped) == (13, 12, 1)
+    # 13 URLs, 25 bumps one by one; batches of 4 (concurrency 8 x 0.5): a handful of writes
+    assert len(writes) <= 6
+    assert any(len(deltas) > 1 for deltas in writes)

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
@@ -78,6 +78,7 @@ from .errors import (
 from .inflate import ACCEPT_ENCODING, BoundedInflater
 from .models import CrawlOptions, FetchResult, Scope
 from .netguard import AddressGuard, GuardedNetworkBackend, host_and_port
+from .netstream import AsyncioBackend
 from .sitemap import MAX_URLS, SitemapDoc, parse_sitemap
 from .urls import in_scope, normalize_url, scope_for
 
@@ -92,6 +93,7 @@ BACKOFF_BASE_S = 0.25  # first retry waits 0.125-0.25 s, then doubles
 BACKOFF_MAX_S = 20.0
 RETRY_AFTER_MAX_S = 60.0
 MAX_CRAWL_DELAY_S = 5.0
+HOST_CHECK_S = 30.0  # how long a host's addresses, once found safe, are not checked again
 SNIFF_BYTES = 1024
 ROBOTS_MAX_BYTES = 512 * 1024  # Google reads the first 500 KiB
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the protocol's limit per file
@@ -137,6 +139,33 @@ class RobotsCache(Protocol):
     def put(self, origin: str, text: str) -> None: ...
 
 
+class _Cookies(httpx.Cookies):
+    """The client's cookie jar, which an answer without ``Set-Cookie`` does not enter:
+    httpx builds urllib's request and response views of every answer for the jar, ~6 %
+    of the event loop's CPU per fetched page, to find no cookie in nearly all of them."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        if "set-cookie" in response.headers:
+            super().extract_cookies(response)
+
+
+class _Client(httpx.AsyncClient):
+    """httpx's client with ``_Cookies``: cookies a site sets are kept and sent back as
+    before (httpx reads and merges them through the ``cookies`` property)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._jar = _Cookies()
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._jar
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        self._jar = _Cookies(cookies)
+
+
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One verifying context per process, shared by every fetcher: building one loads the
@@ -173,10 +202,11 @@ class HttpxFetcher:
         self._delays: dict[str, float] = {}
         self._next_start: dict[str, float] = {}
         self._pace_locks: dict[str, asyncio.Lock] = {}
+        self._hosts_checked: dict[tuple[str, int], float] = {}  # (host, port) -> until
 
     async def __aenter__(self) -> HttpxFetcher:
         timeout = self._options.timeout_s
-        self._client = httpx.AsyncClient(
+        self._client = _Client(
             transport=self._transport or self._default_transport(),
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
             headers={
@@ -201,16 +231,20 @@ class HttpxFetcher:
 
     def _default_transport(self) -> httpx.AsyncBaseTransport:
         transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), trust_env=False)
+        # httpx has no public hook for httpcore's network backend, and the backend is where
+        # a checked address can be pinned for the connect (no DNS rebinding) and where
+        # anyio's per-operation overhead is left out (``netstream.py``). The limits are
+        # httpx's defaults.
+        backend: httpcore.AsyncNetworkBackend = AsyncioBackend()
         if self._guard is not None:
-            # httpx has no public hook for httpcore's network backend, and the backend is
-            # where a checked address can be pinned for the connect (no DNS rebinding).
-            transport._pool = httpcore.AsyncConnectionPool(
-                ssl_context=_ssl_context(),
-                max_connections=100,
-                max_keepalive_connections=20,
-                keepalive_expiry=5.0,
-                network_backend=GuardedNetworkBackend(self._guard),
-            )
+            backend = GuardedNetworkBackend(self._guard, backend)
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=_ssl_context(),
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=backend,
+        )
         return transport
 
     # -- the port ------------------------------------------------------------------------
@@ -345,14 +379,23 @@ class HttpxFetcher:
 
     async def _check_address(self, url: str) -> None:
         """Checked before each request, so a blocked hop fails clearly and early; the
-        guarded backend checks again at connect time (and also covers a custom transport)."""
+        guarded backend checks again at connect time (and also covers a custom transport).
+        A host found safe is not resolved again for ``HOST_CHECK_S``: that saves a DNS
+        lookup in a thread per request, and weakens nothing, since every connection is
+        still checked when it is made (a host whose DNS turns to a private address in
+        between is refused there, with the same error)."""
         if self._guard is None:
             return
         host, port = host_and_port(url)
+        now = time.monotonic()
+        pinned = self._transport is None  # the guarded backend checks each connect
+        if pinned and self._hosts_checked.get((host, port), 0.0) > now:
+            return
         try:
             await self._guard.resolve(host, port)
         except OSError as exc:
             raise _Retryable(ConnectFailed(f"{url}: cannot resolve {host!r}: {exc}")) from exc
+        self._hosts_checked[(host, port)] = now + HOST_CHECK_S
 
     def _slot(self, host: str) -> asyncio.Semaphore:
         slot = self._slots.get(host)
@@ -376,7 +419,13 @@ class HttpxFetcher:
     async def _robots_for(self, url: str) -> Protego:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}".lower()
-        async with self._robots_locks.setdefault(origin, asyncio.Lock()):
+        known = self._robots.get(origin)
+        if known is not None:  # every request after the first: no lock, no new Lock object
+            return known
+        lock = self._robots_locks.get(origin)
+        if lock is None:
+            lock = self._robots_locks[origin] = asyncio.Lock()
+        async with lock:
             robots = self._robots.get(origin)
             if robots is None:
                 robots = self._robots[origin] = Protego.parse(await self._robots_text(origin))

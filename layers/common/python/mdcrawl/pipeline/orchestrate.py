@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from ..models import EventType, FrontierItem, Job, JobStatus, UrlState
@@ -36,6 +36,7 @@ from ..ports import (
     iter_chunks,
 )
 from ..urls import scope_for
+from .counting import SummedCounters
 from .jobs import fail, get_job
 from .outcomes import OutcomePorts, RunState, apply_outcome, release
 
@@ -115,6 +116,7 @@ class _Engine:
         self.stop: str | None = None  # why claiming stopped: cancel, budget, stop_at, failed
         self.last_progress = 0.0
         self.job, self.job_read_at = job, 0.0
+        self.summed: SummedCounters | None = None  # inside a batch of outcomes (_batch)
 
     @property
     def job_id(self) -> str:
@@ -198,8 +200,8 @@ class _Engine:
         deadline = self.state.job.deadline
         if deadline is None or self.deps.clock.now() < deadline + self.tuning.budget_grace_s:
             return
-        ports = self._ports()
-        with self.deps.batch():
+        with self._batch():
+            ports = self._ports()
             for task, items in list(self.tasks.items()):
                 task.cancel()
                 del self.tasks[task]
@@ -221,7 +223,7 @@ class _Engine:
         )
         for task in done:
             self.finished.append((self.tasks.pop(task), task))
-        with self.deps.batch():
+        with self._batch():
             self._apply_in_order()
 
     def _apply_in_order(self) -> None:
@@ -256,10 +258,23 @@ class _Engine:
             else:
                 apply_outcome(self.state, item, outcome, ports)
 
+    @contextmanager
+    def _batch(self) -> Iterator[None]:
+        """One batch of outcomes: ``deps.batch()`` (one transaction locally), the counter
+        bumps of all its outcomes summed and written once at its end (two statements a
+        page before), also when it raises, as each bump was written at once before."""
+        with self.deps.batch():
+            self.summed = SummedCounters(self.deps.jobs)
+            try:
+                yield
+            finally:
+                summed, self.summed = self.summed, None
+                summed.flush()
+
     def _ports(self) -> OutcomePorts:
         d = self.deps
         return OutcomePorts(
-            d.jobs,
+            self.summed or d.jobs,
             d.frontier,
             d.events,
             d.pages,

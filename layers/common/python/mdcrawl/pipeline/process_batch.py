@@ -20,14 +20,14 @@ skips the pages already recorded and counts only the others, so no page counts t
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
-from ..models import Counters, CrawledPage, PageRecord
+from ..models import CrawledPage, PageRecord
 from . import templating
+from .counting import SummedCounters
 from .process import (
     ProcessDeps,
     convert_ahead,
@@ -128,25 +128,3 @@ class KnownRecords:
 def _packing(blobs: Any) -> AbstractContextManager[object]:
     packing = getattr(blobs, "packing", None)
     return packing() if packing is not None else nullcontext()
-
-
-class SummedCounters:
-    """A JobStore whose ``add_counters`` only sums, per job, until ``flush``."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._pending: dict[str, Counter[str]] = {}
-
-    def add_counters(self, job_id: str, **deltas: int) -> Counters:
-        self._pending.setdefault(job_id, Counter()).update(deltas)
-        return Counters()  # not read by the process step: no request for it
-
-    def flush(self) -> None:
-        pending, self._pending = self._pending, {}
-        for job_id, deltas in pending.items():
-            nonzero = {name: n for name, n in deltas.items() if n}
-            if nonzero:
-                self._inner.add_counters(job_id, **nonzero)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)

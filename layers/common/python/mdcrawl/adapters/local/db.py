@@ -10,7 +10,12 @@ transaction, so a kill -9 at any instant leaves the previous or the next state.
 
 Writes can be batched: inside ``batch()``, every ``write()`` of the thread holding it
 joins one transaction (one commit for a batch of outcomes, not one per statement),
-while other threads wait for the batch to end.
+while other threads wait for the batch to end. A write that may wait (a content cache
+entry: losing one only costs a request) can ride along instead: ``on_transaction``
+registers a function that writes what is waiting at the start of every transaction of
+this process and before the connection closes, so each page's entry joins the next
+batch of outcomes (which also marks that page done: both or neither) instead of
+paying a transaction of its own.
 
 One connection per ``Database``, guarded by a lock so the threads of one process can
 share it. A forked child never reuses its parent's connection (SQLite forbids it): the
@@ -25,7 +30,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ...errors import StoreError
 from .schema import MIGRATIONS
@@ -42,6 +47,14 @@ def store_errors(action: str) -> Iterator[None]:
         raise StoreError(f"{action}: {exc}") from exc
 
 
+class Rider(Protocol):
+    """Writes that wait for this process's next transaction (``Database.on_transaction``)."""
+
+    def waiting(self) -> bool: ...
+
+    def write_waiting(self, conn: sqlite3.Connection) -> None: ...
+
+
 class Database:
     """A lazily opened connection to one database file (no I/O until first use)."""
 
@@ -51,6 +64,12 @@ class Database:
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._batching = False  # only ever read by the thread holding the lock
+        self._riders: list[Rider] = []
+
+    def on_transaction(self, rider: Rider) -> None:
+        """``rider.write_waiting(conn)`` at the start of each transaction, and on close
+        when it has something waiting."""
+        self._riders.append(rider)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -82,6 +101,8 @@ class Database:
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("BEGIN IMMEDIATE")
         try:
+            for rider in self._riders:
+                rider.write_waiting(conn)
             yield
         except BaseException:
             # SQLite may already have rolled back (disk full, I/O error): a second
@@ -109,6 +130,9 @@ class Database:
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():
                 with store_errors(f"close {self.path}"):
+                    if any(rider.waiting() for rider in self._riders):
+                        with self._transaction(self._conn):
+                            pass  # what is waiting is written
                     self._conn.close()
             self._conn = None
 
