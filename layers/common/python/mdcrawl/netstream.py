@@ -14,15 +14,21 @@ httpcore exceptions, so the fetcher and httpx see no difference; the address gua
 from __future__ import annotations
 
 import asyncio
-import select
-import socket
 import ssl
 from collections.abc import Iterable
 from typing import Any
 
 import httpcore
+from httpcore._utils import is_socket_readable  # httpcore is pinned: its own idle test
 
 READ_LIMIT = 2**16  # the StreamReader's buffer bound; httpcore reads 64 KiB at a time
+# httpcore's extra-info names, as asyncio's transports call them
+_EXTRA_INFO = {
+    "ssl_object": "ssl_object",
+    "client_addr": "sockname",
+    "server_addr": "peername",
+    "socket": "socket",
+}
 
 
 class AsyncioStream(httpcore.AsyncNetworkStream):
@@ -79,14 +85,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # an idle pooled connection the server has closed
-            return self._reader.at_eof() or _readable(self._writer.get_extra_info("socket"))
-        names = {
-            "ssl_object": "ssl_object",
-            "client_addr": "sockname",
-            "server_addr": "peername",
-            "socket": "socket",
-        }
-        return self._writer.get_extra_info(names[info]) if info in names else None
+            sock = self._writer.get_extra_info("socket")
+            return self._reader.at_eof() or is_socket_readable(sock)
+        name = _EXTRA_INFO.get(info)
+        return self._writer.get_extra_info(name) if name is not None else None
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
@@ -125,14 +127,3 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
-
-
-def _readable(sock: socket.socket | None) -> bool:
-    """httpcore's own test (``httpcore._utils.is_socket_readable``): a closed socket
-    counts as readable, so the connection is dropped, not reused."""
-    fd = -1 if sock is None else sock.fileno()
-    if fd < 0:
-        return True
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))

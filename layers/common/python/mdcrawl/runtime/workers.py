@@ -31,7 +31,6 @@ from ..agent_outputs import page_markdown
 from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageStatus
 from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
-from ..pipeline.fetching import body_key
 from ..pipeline.process import ProcessDeps, needs_no_converter, process_page
 from ..pipeline.reading import Fetched, Read, crawled, read_fetched
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse
@@ -234,19 +233,7 @@ class LocalInvoker:
     def _converted(self, fetched: Fetched) -> bool:
         """Is this fetch's markdown already cached (then no worker is needed for it)?"""
         assert self._inline is not None
-        content_hash = hashlib.sha256(fetched.body).hexdigest()
-        page = CrawledPage(
-            fetched.job_id,
-            fetched.item.url,
-            fetched.item.url_hash,
-            fetched.final_url,
-            content_hash,
-            body_key(content_hash),
-            fetched.item.order,
-            fetched.item.depth,
-            from_cache=False,
-            encoding=fetched.encoding,
-        )
+        page = crawled(fetched, hashlib.sha256(fetched.body).hexdigest())
         return self._cached(page, self._inline)
 
     def _ensure_pool(self) -> ProcessPoolExecutor | None:
