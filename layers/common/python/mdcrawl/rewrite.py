@@ -199,17 +199,53 @@ def _relink_piece_twice(
     and the reading of each link."""
     start = 0
     for match in _link_pattern(piece).finditer(piece):
+        text = match.group()
+        link = _LINKS.get(text) or _read_link(match)
         before = piece[start : match.start()]
-        kind = match.lastgroup or ""  # the link's own group closes last in each branch
-        url = match[kind]
-        bracketed = url.startswith("<") and url.endswith(">")
-        bare = url[1:-1] if bracketed else url
-        one += [before, _relinked(match, kind, url, bracketed, first(bare))]
-        two += [before, _relinked(match, kind, url, bracketed, second(bare))]
+        target = first(link.bare)
+        one += [before, text if target is None else link.pointing_at(target)]
+        target = second(link.bare)
+        two += [before, text if target is None else link.pointing_at(target)]
         start = match.end()
     rest = piece[start:]
     one.append(rest)
     two.append(rest)
+
+
+class _Link:
+    """One matched link read once: its target as resolvers get it, and how to write it
+    pointing elsewhere (what ``_relinked`` does)."""
+
+    __slots__ = ("bare", "_head", "_tail")
+
+    def __init__(self, match: re.Match[str]) -> None:
+        kind = match.lastgroup or ""  # the link's own group closes last in each branch
+        url = match[kind]
+        bracketed = url.startswith("<") and url.endswith(">")
+        self.bare = url[1:-1] if bracketed else url
+        if kind == "auto":
+            self._head, self._tail = "[" + url + "](", ")"
+        else:
+            lead = match.string[match.start() : match.start(kind)]  # "](", "[x]: ", 'href="'
+            self._head = lead + ("<" if bracketed else "")
+            self._tail = (">" if bracketed else "") + (match["q"] if kind == "href" else "")
+
+    def pointing_at(self, target: str) -> str:
+        return self._head + target + self._tail
+
+
+# Links by their matched text (lead and destination): the same nav and cross-reference
+# links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
+# what a match reads as depends on its text alone. Bounded: cleared when full.
+_LINKS: dict[str, _Link] = {}
+_MAX_LINKS = 65536
+
+
+def _read_link(match: re.Match[str]) -> _Link:
+    if len(_LINKS) >= _MAX_LINKS:
+        _LINKS.clear()
+    link = _LINKS[match.group()] = _Link(match)
+    return link
 
 
 def _relink(match: re.Match[str], resolve: Resolver) -> str:
