@@ -14,6 +14,7 @@ renderers strip raw HTML and every LLM reading the file would see them as noise.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -474,7 +475,7 @@ class _Renderer:
             piece = companion.piece(stored_pages[index], stored_markdown)
         markdown = _with_title(_retitled_markdown(stored_markdown, key, self._fixes), planned.page)
         in_file, in_document = rewrite_links_twice(
-            markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
+            markdown, functools.partial(linker.in_file, source=planned), linker.in_document, 1
         )
         section = _section(planned, in_document)
         lines = self._repeated.count(markdown)

@@ -197,16 +197,19 @@ def _relink_piece_twice(
 ) -> None:
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
     and the reading of each link."""
-    start = 0
+    start, known = 0, _LINKS
     for match in _link_pattern(piece).finditer(piece):
         text = match.group()
-        link = _LINKS.get(text) or _read_link(match)
+        link = known.get(text) or _read_link(match)
         before = piece[start : match.start()]
-        target = first(link.bare)
-        one += [before, text if target is None else link.pointing_at(target)]
-        target = second(link.bare)
-        two += [before, text if target is None else link.pointing_at(target)]
         start = match.end()
+        bare = link.bare
+        target = first(bare)
+        one.append(before)
+        one.append(text if target is None else link.pointing_at(target))
+        target = second(bare)
+        two.append(before)
+        two.append(text if target is None else link.pointing_at(target))
     rest = piece[start:]
     one.append(rest)
     two.append(rest)
