@@ -218,7 +218,9 @@ def test_chunks_given_as_their_lines_are_indexed_as_the_chunks_themselves(
     """A chunker may answer a page's ``chunks.jsonl`` lines (a local crawl's kept ones):
     every column of every chunk row is what the ``Chunk`` objects give, including text
     with characters other readers would cut lines at, and a page with no chunk."""
-    from mdcrawl.chunks import chunk_lines
+    from mdcrawl.adapters.local.blobs import FileBlobStore
+    from mdcrawl.adapters.local.chunks import ChunkCache
+    from mdcrawl.library.record import kept_chunks
 
     odd = LibraryPage(
         ROOT + "odd.html",
@@ -228,7 +230,7 @@ def test_chunks_given_as_their_lines_are_indexed_as_the_chunks_themselves(
     pages = [*PAGES, odd, LibraryPage(ROOT + "empty.html", "Empty", "")]
     objects, lines = Library(tmp_path / "objects"), Library(tmp_path / "lines")
     objects.record(_snapshot(), pages)
-    lines.record(_snapshot(), pages, lambda page: chunk_lines(chunked(page)))
+    lines.record(_snapshot(), pages, kept_chunks(ChunkCache(FileBlobStore(tmp_path / "b"))))
     with sqlite3.connect(objects.path) as a, sqlite3.connect(lines.path) as b:
         query = "SELECT rowid, * FROM chunks ORDER BY rowid"
         rows = a.execute(query).fetchall()
