@@ -30,6 +30,7 @@ from .models import Job, PageRecord
 from .order import reading_order, relative_segments, strip_html_suffix
 from .quality import SAMPLE_PAGES, RepeatedLines, line_hashes, page_warnings, summarize
 from .rewrite import (
+    LinkMemo,
     Slugger,
     github_slug,
     headings,
@@ -461,6 +462,7 @@ class _Renderer:
     ) -> None:
         self.plan, self._read, self._fixes, self._linker = plan, read_markdown, fixes, linker
         self._repeated = repeated
+        self._links: LinkMemo = {}  # the links read so far (rewrite.rewrite_links_twice)
         repeated.repeated()  # settled here, before any page is rendered (maybe elsewhere)
         # with the pages as stored, in plan order (a record's title may have been fixed)
         self.companion: tuple[Companion, Sequence[PageRecord]] | None = None
@@ -475,7 +477,11 @@ class _Renderer:
             piece = companion.piece(stored_pages[index], stored_markdown)
         markdown = _with_title(_retitled_markdown(stored_markdown, key, self._fixes), planned.page)
         in_file, in_document = rewrite_links_twice(
-            markdown, functools.partial(linker.in_file, source=planned), linker.in_document, 1
+            markdown,
+            functools.partial(linker.in_file, source=planned),
+            linker.in_document,
+            1,
+            self._links,
         )
         section = _section(planned, in_document)
         lines = self._repeated.count(markdown)

@@ -155,20 +155,26 @@ def _link_pattern(text: str) -> re.Pattern[str]:
 
 
 def rewrite_links_twice(
-    markdown: str, first: Resolver, second: Resolver, shift: int = 0
+    markdown: str,
+    first: Resolver,
+    second: Resolver,
+    shift: int = 0,
+    links: LinkMemo | None = None,
 ) -> tuple[str, str]:
     """``(rewrite_links(markdown, first), relevel(rewrite_links(markdown, second), shift))``
     from one reading of the text: the fences, code spans and links are found once (the
-    assembler writes every page twice, to its own file and to docs.md)."""
+    assembler writes every page twice, to its own file and to docs.md). ``links``: the
+    links read on earlier pages (``LinkMemo``), kept by the caller across pages."""
     one: list[str] = []
     two: list[str] = []
+    links = {} if links is None else links
     irregular = _irregular(markdown)
     for text, in_code in segments(markdown):
         if in_code:
             one.append(text)
             two.append(text)
             continue
-        a, b = _relink_prose_twice(text, first, second)
+        a, b = _relink_prose_twice(text, first, second, links)
         one.append(a)
         two.append(b if irregular or not shift else _relevel_prose(b, shift))
     relinked = "".join(two)
@@ -177,30 +183,32 @@ def rewrite_links_twice(
     return "".join(one), relevel(relinked, shift) if irregular and shift else relinked
 
 
-def _relink_prose_twice(text: str, first: Resolver, second: Resolver) -> tuple[str, str]:
+def _relink_prose_twice(
+    text: str, first: Resolver, second: Resolver, links: LinkMemo
+) -> tuple[str, str]:
     if not text:
         return text, text
     one: list[str] = []
     two: list[str] = []
     start = 0
     for span in _CODE_SPAN.finditer(text):
-        _relink_piece_twice(text[start : span.start()], first, second, one, two)
+        _relink_piece_twice(text[start : span.start()], first, second, one, two, links)
         one.append(span.group())
         two.append(span.group())
         start = span.end()
-    _relink_piece_twice(text[start:], first, second, one, two)
+    _relink_piece_twice(text[start:], first, second, one, two, links)
     return "".join(one), "".join(two)
 
 
 def _relink_piece_twice(
-    piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str]
+    piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str], known: LinkMemo
 ) -> None:
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
     and the reading of each link."""
-    start, known = 0, _LINKS
+    start = 0
     for match in _link_pattern(piece).finditer(piece):
         text = match.group()
-        link = known.get(text) or _read_link(match)
+        link = known.get(text) or _read_link(match, known)
         before = piece[start : match.start()]
         start = match.end()
         bare = link.bare
@@ -239,15 +247,16 @@ class _Link:
 
 # Links by their matched text (lead and destination): the same nav and cross-reference
 # links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
-# what a match reads as depends on its text alone. Bounded: cleared when full.
-_LINKS: dict[str, _Link] = {}
-_MAX_LINKS = 65536
+# what a match reads as depends on its text alone. Kept by the caller for one assembly;
+# bounded (~6 MB at most): cleared when full.
+LinkMemo = dict[str, _Link]
+_MAX_LINKS = 32768
 
 
-def _read_link(match: re.Match[str]) -> _Link:
-    if len(_LINKS) >= _MAX_LINKS:
-        _LINKS.clear()
-    link = _LINKS[match.group()] = _Link(match)
+def _read_link(match: re.Match[str], known: LinkMemo) -> _Link:
+    if len(known) >= _MAX_LINKS:
+        known.clear()
+    link = known[match.group()] = _Link(match)
     return link
 
 
