@@ -248,9 +248,9 @@ class _Link:
 # Links by their matched text (lead and destination): the same nav and cross-reference
 # links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
 # what a match reads as depends on its text alone. Kept by the caller for one assembly;
-# bounded (~6 MB at most): cleared when full.
+# bounded (under 2 MB): cleared when full.
 LinkMemo = dict[str, _Link]
-_MAX_LINKS = 32768
+_MAX_LINKS = 4096
 
 
 def _read_link(match: re.Match[str], known: LinkMemo) -> _Link:

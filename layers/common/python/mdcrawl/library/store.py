@@ -424,17 +424,30 @@ def _replace_chunks(
 def _chunk_fields(
     chunks: Sequence[Chunk] | bytes,
 ) -> Iterator[tuple[str, str, Sequence[str], str, str]]:
-    """Each chunk's (url, title, heading path, anchor, text). From ``chunks.jsonl`` lines,
-    one ``json.loads`` of them all as an array (a JSON line holds no raw line break and a
-    UTF-8 byte 0x0A is never part of another character), and no ``Chunk`` made: a fifth
-    of recording a crawl of small pages went into reading them back one by one."""
+    """Each chunk's (url, title, heading path, anchor, text). From ``chunks.jsonl`` lines
+    (a JSON line holds no raw line break), one line at a time through a decoder made
+    once, and no ``Chunk`` made: reading them back as objects was a fifth of recording a
+    crawl of small pages. Streamed, so only one page's text is held (a page's lines can
+    be megabytes)."""
     if not isinstance(chunks, bytes):
-        return ((c.url, c.title, c.heading_path, c.anchor, c.text) for c in chunks)
-    array = b"[" + chunks.rstrip(b"\n").replace(b"\n", b",") + b"]"
-    return (
-        (c["url"], c["title"], c["heading_path"], c["anchor"], c["text"])
-        for c in json.loads(array)
-    )
+        yield from ((c.url, c.title, c.heading_path, c.anchor, c.text) for c in chunks)
+        return
+    text = chunks.decode("utf-8")
+    del chunks  # the text alone is held from here
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        fields = _decode_line(text[start:end])
+        start = end + 1
+        yield (
+            fields["url"],
+            fields["title"],
+            fields["heading_path"],
+            fields["anchor"],
+            fields["text"],
+        )
+
+
+_decode_line = json.JSONDecoder().decode
 
 
 def _json_strings(strings: Sequence[str]) -> str:
