@@ -519,14 +519,31 @@ def render_markdown(region: HtmlElement) -> Markdown:
     annotate(region)
     ids = mark_ids(region)
     _strip_attributes(region)
-    soup = soup_from_lxml(region)
-    converter = DocsConverter()
-    body = _HEADING_GLYPHS.sub(r"\1", converter.convert_soup(soup))
-    body, anchors = take_anchors(body, converter.blocks, ids)
+    converted, blocks = convert_region(region)
+    body = _HEADING_GLYPHS.sub(r"\1", converted)
+    body, anchors = take_anchors(body, blocks, ids)
     body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
     prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
-    text = _restore_blocks(body, converter.blocks)
+    text = _restore_blocks(body, blocks)
     return Markdown(text, len(_WORD.findall(prose)), anchors)
+
+
+def convert_region(region: HtmlElement) -> tuple[str, list[str]]:
+    """The converter's markdown for an annotated region and its placeholder blocks:
+    written straight from the lxml tree (``mdwriter``) where that writer reproduces the
+    soup path exactly, else the soup path."""
+    from .mdwriter import Unusual, write_markdown  # it builds on this module
+
+    try:
+        return write_markdown(region)
+    except Unusual:
+        return convert_soup_path(region)
+
+
+def convert_soup_path(region: HtmlElement) -> tuple[str, list[str]]:
+    """``DocsConverter`` (markdownify) over a BeautifulSoup tree of the region."""
+    converter = DocsConverter()
+    return converter.convert_soup(soup_from_lxml(region)), converter.blocks
 
 
 # Permalink glyphs left as text at the end of a heading ("## Install ¶").

@@ -1,0 +1,492 @@
+"""Markdown written straight from the lxml region, the same string the soup path makes.
+
+``render_markdown`` used to build a BeautifulSoup tree of the region (``soupbuild``) and
+run ``DocsConverter`` (markdownify) over it: most of the conversion CPU. This walks the
+lxml tree once (``.text``, children, ``.tail``) and reproduces that string byte for byte:
+the strings bs4 would hold (whitespace-only text collapsed to " " or "\\n" outside
+<pre>), markdownify's rules for dropping whitespace at block edges, its escaping, and
+``DocsConverter``'s conversion of each tag it knows.
+
+Elements whose conversion needs more of the tree (tables, signatures, code holding links,
+tags this module does not port) are converted by ``DocsConverter`` itself on a soup of
+that element alone: their output reads nothing outside them. Anything the soup path
+would not build directly (comments, processing instructions, script/style strings, a
+nested html/body, a very deep tree) raises ``Unusual``: the caller then takes the soup
+path for the whole region. ``tests/unit/test_markdown_writer.py`` compares both paths on
+real documentation trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bs4 import BeautifulSoup
+from lxml.html import HtmlElement
+from markdownify import (
+    chomp,
+    re_all_whitespace,
+    re_backtick_runs,
+    re_html_heading,
+    re_line_with_content,
+    re_newline_whitespace,
+    re_whitespace,
+)
+
+from . import markdown as md
+from .annotate import LABEL_ATTR, LANG_ATTR, SIGNATURE_ATTR
+from .soupbuild import _URI_ATTRS, _URI_UNSAFE, _serialised_attributes, _SoupBuilder, _Unusual
+
+Unusual = _Unusual
+
+# Strings bs4 files under another class (Script, Stylesheet, ...) or keeps verbatim
+# (textarea), tags soupbuild leaves to the round trip, and tags whose conversion reads
+# their neighbours in ways not ported here: the whole region takes the soup path.
+_REFUSED = {
+    "script", "style", "template", "rt", "rp", "textarea",
+    "html", "head", "body", "frameset", "meta",
+    "tr", "video", "list", "soup",
+}  # fmt: skip
+_STRING_CLASSES = {"script", "style", "template", "rt", "rp", "html", "head", "body", "meta"}
+_MAX_DEPTH = 200  # far below soupbuild's recursion limit: a deeper tree takes the soup path
+_ASCII_SPACES = frozenset(BeautifulSoup.ASCII_SPACES)
+_BLOCK_EDGE = frozenset(
+    {"p", "blockquote", "article", "div", "section", "ol", "ul", "li", "dl", "dt", "dd"}
+    | {"table", "thead", "tbody", "tfoot", "tr", "td", "th"}
+)
+
+
+def _block_inside(name: str) -> bool:
+    """markdownify's ``should_remove_whitespace_inside``, by tag name."""
+    return name in _BLOCK_EDGE or re_html_heading.match(name) is not None
+
+
+def write_markdown(region: HtmlElement) -> tuple[str, list[str]]:
+    """``(DocsConverter().convert_soup(soup_from_lxml(region)), converter.blocks)``,
+    without the soup; raises ``Unusual`` for a region it does not reproduce."""
+    writer = _Writer()
+    return writer.document(region), writer.blocks
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.converter = md.DocsConverter()
+        self.blocks = self.converter.blocks  # shared: delegated tables add theirs in order
+        self.inside: dict[str, bool] = {}
+        self.outside: dict[str, bool] = {}
+        self.depth = 0
+        self.root: HtmlElement | None = None
+
+    # The document: [document] > html > body > region + its tail ----------------
+
+    def document(self, region: HtmlElement) -> str:
+        name = region.tag
+        if not isinstance(name, str) or name in ("html", "frameset", "head"):
+            raise Unusual(repr(name))
+        self.root = region
+        tail = region.tail
+        if name == "body":
+            if tail and tail.strip(BeautifulSoup.ASCII_SPACES):
+                raise Unusual("text after body")
+            html = self._children("html", [region, *self._strings(tail)], None, {"[document]"})
+        else:
+            body = self._children("body", [region, *self._strings(tail)], None,
+                                  {"[document]", "html"})  # fmt: skip
+            html = _join([body]) if body else ""
+        return html.strip("\n")  # convert__document_
+
+    def _strings(self, text: str | None) -> list[str]:
+        return [_collapsed(text)] if text else []
+
+    # Children: markdownify's process_tag --------------------------------------
+
+    def _children(
+        self, name: str, items: list[Any], el: HtmlElement | None, parent_tags: set[str]
+    ) -> str:
+        """The joined output of ``items`` (strings and elements, as bs4's children) of a
+        tag called ``name`` reached under ``parent_tags``."""
+        remove_inside = self._inside(name)
+        tags = parent_tags | {name}
+        if name in ("td", "th") or re_html_heading.match(name):
+            tags.add("_inline")
+        if name in _NOFORMAT:
+            tags.add("_noformat")
+        strings = []
+        last = len(items) - 1
+        for i, item in enumerate(items):
+            previous = items[i - 1] if i else None
+            following = items[i + 1] if i < last else None
+            if item.__class__ is str:
+                if not item.strip():
+                    if remove_inside and (previous is None or following is None):
+                        continue
+                    if self._outside(previous) or self._outside(following):
+                        continue
+                out = self._text(item, name, previous, following, tags, remove_inside)
+            else:
+                out = self._element(item, el, items, i, tags)
+            if out:
+                strings.append(out)
+        return md._join_blocks(strings)
+
+    def _text(
+        self,
+        text: str,
+        parent: str,
+        previous: Any,
+        following: Any,
+        tags: set[str],
+        remove_inside: bool,
+    ) -> str:
+        """``DocsConverter.process_text`` ("pre" is never among the tags: a <pre> is
+        fenced whole)."""
+        if "\n" in text or "\r" in text:
+            text = re_newline_whitespace.sub("\n", text)
+        if "\t" in text or "  " in text:
+            text = re_whitespace.sub(" ", text)
+        if "_noformat" not in tags and text:
+            text = text.replace("*", r"\*")
+            if "<" in text:
+                text = md._TAG_START.sub(r"\\<", text)
+        if self._outside(previous) or (previous is None and remove_inside):
+            text = text.lstrip(" \t\r\n")
+        if self._outside(following) or (following is None and remove_inside):
+            text = text.rstrip()
+        return text
+
+    def _inside(self, name: str) -> bool:
+        found = self.inside.get(name)
+        if found is None:
+            found = self.inside[name] = _block_inside(name)
+        return found
+
+    def _outside(self, item: Any) -> bool:
+        """markdownify's ``should_remove_whitespace_outside`` (False for a string)."""
+        if item is None or item.__class__ is str:
+            return False
+        name = item.tag
+        found = self.outside.get(name)
+        if found is None:
+            found = self.outside[name] = _block_inside(name) or name == "pre"
+        return found
+
+    # Elements -----------------------------------------------------------------
+
+    def _element(
+        self, el: HtmlElement, parent: HtmlElement | None, siblings: list[Any], index: int,
+        parent_tags: set[str],
+    ) -> str:  # fmt: skip
+        name = el.tag
+        if name in _REFUSED and not (name == "body" and el is self.root):
+            raise Unusual(name)
+        if name == "pre":
+            return self._pre(el)
+        special = _DELEGATED.get(name)
+        if special is not None and special(el):
+            return self._delegate(el, parent_tags)
+        convert = _CONVERTERS.get(name)
+        if convert is None and name not in _PLAIN:
+            if self.converter.get_conv_fn_cached(name) is None:
+                if len(_PLAIN) < _NAMES_KEPT:
+                    _PLAIN.add(name)
+            elif re_html_heading.match(name):
+                convert = _heading
+            else:  # a conversion not ported here (<video>, <tr> outside a table)
+                raise Unusual(name)
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise Unusual("deep")
+        items: list[Any] = []
+        text = el.text
+        if text:
+            items.append(_collapsed(text))
+        for child in el:
+            if child.tag.__class__ is not str:  # a comment, processing instruction, entity
+                raise Unusual(repr(child))
+            items.append(child)
+            tail = child.tail
+            if tail:
+                items.append(_collapsed(tail))
+        out = self._children(name, items, el, parent_tags)
+        self.depth -= 1
+        if convert is None:
+            return out
+        return convert(self, el, out, parent_tags, parent, siblings, index)
+
+    def _pre(self, el: HtmlElement) -> str:
+        """A <pre> is fenced whole (``DocsConverter.process_tag``): its text as bs4 holds
+        it, which is lxml's unless a string of another class sits inside."""
+        for inner in el.iter():
+            tag = inner.tag
+            if tag.__class__ is not str or tag in _STRING_CLASSES:
+                raise Unusual(repr(tag))
+        code = str(el.text_content())
+        return self.converter._placeholder(md.fence(code, el.get(LANG_ATTR) or ""))
+
+    def _delegate(self, el: HtmlElement, parent_tags: set[str]) -> str:
+        """The element converted by ``DocsConverter`` on a soup of it alone."""
+        soup = BeautifulSoup("", "lxml", multi_valued_attributes=None)
+        try:
+            _SoupBuilder(soup).build(el)
+        except RecursionError as error:
+            raise Unusual("deep") from error
+        tag = soup.contents[0].contents[0].contents[0]  # html > body > el
+        return self.converter.process_tag(tag, parent_tags)
+
+
+_NOFORMAT = md._NOFORMAT
+_NAMES_KEPT = 1024
+_PLAIN: set[str] = set()  # tag names markdownify has no conversion for: their text
+
+
+def _collapsed(text: str) -> str:
+    """A string as bs4 holds it outside <pre>: whitespace-only text becomes one
+    newline or one space."""
+    if _ASCII_SPACES.issuperset(text):
+        return "\n" if "\n" in text else " "
+    return text
+
+
+def _join(strings: list[str]) -> str:
+    return md._join_blocks([s for s in strings if s])
+
+
+def _attrs(el: HtmlElement) -> Any:
+    """The element's attributes as the soup holds them (URI attributes escaped as the
+    serialiser writes them)."""
+    attrib = el.attrib
+    for key in _URI_ATTRS:
+        value = attrib.get(key)
+        if value is not None and _URI_UNSAFE.search(value):
+            return _serialised_attributes(el)
+    return attrib
+
+
+# Conversions: DocsConverter's and markdownify's, with the tree they read -------------
+
+Convert = Callable[..., str]
+
+
+def _div(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_inline" in tags:
+        return " " + text.strip() + " "
+    text = text.strip()
+    return f"\n\n{text}\n\n" if text else ""
+
+
+def _p(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_inline" in tags:
+        return " " + text.strip(" \t\r\n") + " "
+    text = text.strip(" \t\r\n")
+    return f"\n\n{text}\n\n" if text else ""
+
+
+def _heading(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_inline" in tags:
+        return text
+    n = max(1, min(6, int(re_html_heading.match(el.tag).group(1))))  # type: ignore[union-attr]
+    text = re_all_whitespace.sub(" ", text.strip())
+    return f"\n\n{'#' * n} {text}\n\n"
+
+
+def _inline(symbol: str) -> Convert:
+    """markdownify's ``abstract_inline_conversion``."""
+
+    def convert(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+        if "_noformat" in tags:
+            return text
+        prefix, suffix, text = chomp(text)
+        if not text:
+            return ""
+        return f"{prefix}{symbol}{text}{symbol}{suffix}"
+
+    return convert
+
+
+def _code(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_noformat" in tags:
+        return text
+    prefix, suffix, text = chomp(text)
+    if not text:
+        return ""
+    max_backticks = max((len(run) for run in re_backtick_runs.findall(text)), default=0)
+    delimiter = "`" * (max_backticks + 1)
+    if max_backticks > 0:
+        text = " " + text + " "
+    return f"{prefix}{delimiter}{text}{delimiter}{suffix}"
+
+
+def _a(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    attrs = _attrs(el)
+    href = attrs.get("href")
+    if md._unsafe(href):
+        return text if md._WORD.search(text) else ""
+    if "_noformat" in tags:
+        return text
+    prefix, suffix, text = chomp(text)
+    if not text:
+        return ""
+    title = attrs.get("title")
+    if text.replace(r"\_", "_") == href and not title:
+        return f"<{href}>"
+    title_part = ' "' + title.replace('"', r"\"") + '"' if title else ""
+    return f"{prefix}[{text}]({href}{title_part}){suffix}" if href else text
+
+
+def _img(
+    w: _Writer, el: HtmlElement, text: str, tags: set[str], parent: HtmlElement | None, *_: Any
+) -> str:
+    attrs = _attrs(el)
+    if md._unsafe(attrs.get("src")):
+        return " ".join((attrs.get("alt") or "").split())
+    alt = attrs.get("alt") or ""
+    src = attrs.get("src") or ""
+    title = attrs.get("title") or ""
+    title_part = ' "' + title.replace('"', r"\"") + '"' if title else ""
+    parent_name = parent.tag if parent is not None else "body"
+    if "_inline" in tags and parent_name not in ("td", "th"):
+        return alt
+    return f"![{alt}]({src}{title_part})"
+
+
+def _br(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_inline" in tags:
+        return text + " " if text else " "
+    return "\\\n" + text
+
+
+def _hr(*_: Any) -> str:
+    return "\n\n---\n\n"
+
+
+def _blockquote(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    label = el.get(LABEL_ATTR)
+    if label and "_inline" not in tags:
+        text = text.strip()
+        joiner = "\n\n" if md._STARTS_BLOCK.match(text) else " "
+        text = f"**{label}:**{joiner}{text}".strip()
+    text = (text or "").strip(" \t\r\n")
+    if "_inline" in tags:
+        return " " + text + " "
+    if not text:
+        return "\n"
+    text = re_line_with_content.sub(lambda m: "> " + m.group(1) if m.group(1) else ">", text)
+    return "\n" + text + "\n\n"
+
+
+def _dt(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    text = " ".join(text.split())
+    text = f"**{text}**" if text and not text.startswith("**") else text
+    if "_inline" in tags or not text:
+        return f" {text} " if text else ""
+    return f"\n\n{text}\n\n"
+
+
+def _dd(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    if "_inline" in tags:
+        return f" {text.strip()} "
+    return f"\n\n{text.strip()}\n\n"
+
+
+def _list(
+    w: _Writer,
+    el: HtmlElement,
+    text: str,
+    tags: set[str],
+    parent: HtmlElement | None,
+    siblings: list[Any],
+    index: int,
+) -> str:
+    before_paragraph = False
+    for following in siblings[index + 1 :]:  # markdownify's _next_block_content_sibling
+        if following.__class__ is str:
+            if following.strip() != "":
+                before_paragraph = True
+                break
+        else:
+            before_paragraph = following.tag not in ("ul", "ol")
+            break
+    if "li" in tags:
+        return "\n" + text.rstrip()
+    return "\n\n" + text + ("\n" if before_paragraph else "")
+
+
+def _li(
+    w: _Writer,
+    el: HtmlElement,
+    text: str,
+    tags: set[str],
+    parent: HtmlElement | None,
+    siblings: list[Any],
+    index: int,
+) -> str:
+    text = (text or "").strip()
+    if not text:
+        return "\n"
+    if parent is not None and parent.tag == "ol":
+        start_attr = parent.get("start")
+        start = int(start_attr) if start_attr and start_attr.isnumeric() else 1
+        earlier = sum(1 for s in siblings[:index] if s.__class__ is not str and s.tag == "li")
+        bullet = f"{start + earlier}. "
+    else:
+        bullet = md.DocsConverter.Options.bullets[-1] + " "  # one bullet at every depth
+    indent = " " * len(bullet)
+    text = re_line_with_content.sub(lambda m: indent + m.group(1) if m.group(1) else "", text)
+    return bullet + text[len(bullet) :] + "\n"
+
+
+def _q(w: _Writer, el: HtmlElement, text: str, *_: Any) -> str:
+    return '"' + text + '"'
+
+
+def _same(w: _Writer, el: HtmlElement, text: str, *_: Any) -> str:
+    return text
+
+
+def _figcaption(w: _Writer, el: HtmlElement, text: str, *_: Any) -> str:
+    return "\n\n" + text.strip() + "\n\n"
+
+
+_CONVERTERS: dict[str, Convert] = {
+    **dict.fromkeys(
+        ("div", "article", "section", "main", "header", "aside", "figure", "details")
+        + ("summary", "center", "dl"),
+        _div,
+    ),
+    "p": _p,
+    **dict.fromkeys(("b", "strong"), _inline("**")),
+    **dict.fromkeys(("em", "i"), _inline("*")),
+    **dict.fromkeys(("del", "s"), _inline("~~")),
+    **dict.fromkeys(("sub", "sup"), _inline("")),
+    **dict.fromkeys(("code", "kbd", "samp"), _code),
+    "a": _a,
+    "img": _img,
+    "br": _br,
+    "hr": _hr,
+    "blockquote": _blockquote,
+    "dt": _dt,
+    "dd": _dd,
+    "ul": _list,
+    "ol": _list,
+    "li": _li,
+    "q": _q,
+    **dict.fromkeys(("td", "th", "caption"), _same),
+    "figcaption": _figcaption,
+}
+
+
+def _code_holds_link(el: HtmlElement) -> bool:
+    return any(a.get("href") is not None for a in el.iter("a"))
+
+
+def _always(el: HtmlElement) -> bool:
+    return True
+
+
+# Elements DocsConverter converts from more of the tree than their text: each is
+# converted by DocsConverter on a soup of it alone (when the test says so).
+_DELEGATED: dict[str, Callable[[HtmlElement], bool]] = {
+    "table": _always,
+    "code": _code_holds_link,
+    "dt": lambda el: bool(el.get(SIGNATURE_ATTR)),
+}
