@@ -338,8 +338,13 @@ def signature_markdown(dt: Tag) -> str:
 
 def code_with_links(tag: Tag) -> str:
     """Inline code holding links, as code spans cut around linked code: the links stay."""
+    return linked_code(_signature_runs(tag, ""))
+
+
+def linked_code(runs: list[tuple[str, str]]) -> str:
+    """``code_with_links`` of the element's (text, link target) runs, in order."""
     pieces: list[list[str]] = []  # [text, href] runs, in order
-    for text, href in _signature_runs(tag, ""):
+    for text, href in runs:
         if pieces and pieces[-1][1] == href:
             pieces[-1][0] += text
         else:

@@ -475,18 +475,67 @@ _CONVERTERS: dict[str, Convert] = {
 }
 
 
-def _code_holds_link(el: HtmlElement) -> bool:
-    return any(a.get("href") is not None for a in el.iter("a"))
+def _linked_code(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> str:
+    """``DocsConverter.convert_code``: a code span cannot hold a link, so the link holds
+    the code span."""
+    if "_noformat" not in tags and _holds_link(el):
+        runs = _runs(el, "", [])
+        prefix, suffix, _ = chomp("".join(run for run, _ in runs))
+        linked = md.linked_code(runs)
+        if linked:
+            return f"{prefix}{linked}{suffix}"
+    return _code(w, el, text, tags)
+
+
+def _signature_dt(w: _Writer, el: HtmlElement, text: str, tags: set[str], *rest: Any) -> str:
+    """``DocsConverter.convert_dt``: a signature is code with its links kept."""
+    if not el.get(SIGNATURE_ATTR):
+        return _dt(w, el, text, tags, *rest)
+    text = md.linked_code(_runs(el, "", []))
+    if "_inline" in tags or not text:
+        return f" {text} " if text else ""
+    return f"\n\n{text}\n\n"
+
+
+def _holds_link(el: HtmlElement) -> bool:
+    """bs4's ``find("a", href=True)``: any <a> below with an href, even an empty one."""
+    return any(a.get("href") is not None for a in el.iter("a") if a is not el)
+
+
+def _runs(el: HtmlElement, href: str, runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``markdown._signature_runs`` on the lxml tree: the strings below ``el`` as the
+    soup holds them, each with the link target it sits under."""
+    text = el.text
+    if text:
+        runs.append((_collapsed(text), href))
+    for child in el:
+        target = _attrs(child).get("href") if child.tag == "a" else None
+        own = str(target).strip() if target and not md._unsafe(target) else ""
+        _runs(child, own if own and not own.startswith("#") else href, runs)
+        tail = child.tail
+        if tail:
+            runs.append((_collapsed(tail), href))
+    return runs
+
+
+_CONVERTERS["code"] = _linked_code
+_CONVERTERS["dt"] = _signature_dt
 
 
 def _always(el: HtmlElement) -> bool:
     return True
 
 
+def _holds_verbatim(el: HtmlElement) -> bool:
+    """Strings below a <pre> or <textarea> keep their whitespace in the soup: code and
+    signatures holding one are left to DocsConverter."""
+    return next(el.iter("pre", "textarea"), None) is not None
+
+
 # Elements DocsConverter converts from more of the tree than their text: each is
 # converted by DocsConverter on a soup of it alone (when the test says so).
 _DELEGATED: dict[str, Callable[[HtmlElement], bool]] = {
     "table": _always,
-    "code": _code_holds_link,
-    "dt": lambda el: bool(el.get(SIGNATURE_ATTR)),
+    "code": _holds_verbatim,
+    "dt": _holds_verbatim,
 }
