@@ -521,9 +521,7 @@ def _keep_pre_blank_lines(match: re.Match[str]) -> str:
 
 def render_markdown(region: HtmlElement) -> Markdown:
     """Markdown for a pruned, link-absolute content region."""
-    annotate(region)
-    ids = mark_ids(region)
-    _strip_attributes(region)
+    ids = prepare_region(region)
     converted, blocks = convert_region(region)
     body = _HEADING_GLYPHS.sub(r"\1", converted)
     body, anchors = take_anchors(body, blocks, ids)
@@ -531,6 +529,15 @@ def render_markdown(region: HtmlElement) -> Markdown:
     prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
     text = _restore_blocks(body, blocks)
     return Markdown(text, len(_WORD.findall(prose)), anchors)
+
+
+def prepare_region(region: HtmlElement) -> list[tuple[str, ...]]:
+    """Annotate the region for the converter and mark its ids (returned, for
+    ``take_anchors``); attributes the converter never reads are dropped."""
+    annotate(region)
+    ids = mark_ids(region)
+    _strip_attributes(region)
+    return ids
 
 
 def convert_region(region: HtmlElement) -> tuple[str, list[str]]:

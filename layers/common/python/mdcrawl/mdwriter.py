@@ -48,7 +48,7 @@ _REFUSED = {
     "tr", "video", "list", "soup",
 }  # fmt: skip
 _STRING_CLASSES = {"script", "style", "template", "rt", "rp", "html", "head", "body", "meta"}
-_MAX_DEPTH = 200  # far below soupbuild's recursion limit: a deeper tree takes the soup path
+_MAX_DEPTH = 150  # parse_document flattens pages to 120 levels; deeper: the soup path
 _ASCII_SPACES = frozenset(BeautifulSoup.ASCII_SPACES)
 _BLOCK_EDGE = frozenset(
     {"p", "blockquote", "article", "div", "section", "ol", "ul", "li", "dl", "dt", "dd"}

@@ -1,0 +1,98 @@
+"""The direct lxml -> markdown writer (``mdwriter``) writes exactly what the soup path
+(BeautifulSoup + DocsConverter) writes, and leaves what it cannot reproduce to it."""
+
+from __future__ import annotations
+
+import lxml.html
+import pytest
+from mdcrawl.extract import extract_page, parse_html
+from mdcrawl.markdown import convert_soup_path, prepare_region, render_markdown
+from mdcrawl.mdwriter import Unusual, write_markdown
+
+URL = "https://x.example/docs/page.html"
+
+
+def region_of(body: str):  # noqa: ANN201
+    root = parse_html(f"<html><body><main>{body}</main></body></html>")
+    region = extract_page(root, "", URL).region
+    prepare_region(region)
+    return region
+
+
+FRAGMENTS = {
+    "paragraphs": "<h1>Title</h1><p>Some  text\n with\twhite   space</p>\n<p>Second *star* a<b</p>",
+    "inline": "<p><b> bold </b><strong></strong><em>em</em> <i>i</i> <del>d</del> <s>s</s>"
+    " H<sub>2</sub>O x<sup>2</sup> <q>quoted</q> <kbd>Ctrl</kbd>+<samp>out</samp></p>",
+    "code spans": "<p>Call <code>get()</code>, <code>a`b</code> and <code> x </code>.</p>",
+    "links": '<p><a href="https://x.example/a b/ä">spaced</a> <a href="https://e.x/">'
+    'https://e.x/</a> <a href="https://e.x/t" title=\'say "hi"\'>titled</a>'
+    ' <a href="javascript:void(0)">run it</a> <a href="javascript:x()">[−]</a>'
+    ' <a href="">empty</a> <a>bare</a></p>',
+    "images": '<p><img src="https://x.example/i.png" alt="pic" title="T"></p>'
+    '<h2>Head <img src="a.png" alt="inline"></h2><p><img src="data:image/png;base64,AA"'
+    ' alt="  data  pic "></p>',
+    "lists": "<ul><li>one</li><li><p>two</p><ul><li>nested</li></ul></li>\n<li></li></ul>"
+    '<ol start="7"><li>seven</li>\n<li>eight<ol><li>inner</li></ol></li></ol><ol start="x">'
+    "<li>a</li></ol>text after<ul><li>x</li></ul><ol><li>y</li></ol>",
+    "list in list item with code": "<ul><li>step<pre>code\n  here</pre>after</li></ul>",
+    "blockquotes": "<blockquote><p>quoted</p><p>twice</p></blockquote><blockquote>\n</blockquote>"
+    '<div class="admonition note"><p class="admonition-title">Note</p><p>Take care.</p></div>'
+    '<div class="admonition warning"><p class="admonition-title">Warning</p><ul><li>a</li>'
+    "</ul></div>",
+    "code blocks": '<div class="highlight-python"><div class="highlight"><pre>x = 1\n\n'
+    "y = 2</pre></div></div><pre><code>```md\nfence\n```</code></pre><pre>  </pre>",
+    "definitions": "<dl><dt>term <em>one</em></dt><dd>meaning</dd><dt>**bold**</dt><dd>\n</dd>"
+    "<dt></dt></dl>",
+    "signatures": '<dl class="py function"><dt class="sig sig-object py" id="f">'
+    '<span class="sig-name">f</span>(<em>x</em>: <a href="https://x.example/int">int</a>)'
+    '<a class="headerlink" href="#f">¶</a></dt><dd><p>Does f.</p></dd></dl>',
+    "code holding links": '<p>Returns <code><a href="https://x.example/Option">Option</a>'
+    '&lt;<a href="https://x.example/T">T</a>&gt;</code> or <code><a href="#x">x</a></code>'
+    ' <code>plain</code></p>',
+    "tables": "<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1 | 2</td>"
+    '<td><a href="https://x.example/">x</a></td></tr></tbody></table><table><tr>'
+    "<td>nav</td><td>bar</td></tr></table><table><tr><th>h</th><th>i</th></tr><tr>"
+    '<td colspan="2">span<br>two</td></tr></table>',
+    "breaks and rules": "<p>one<br>two<br/>three</p><hr><h3>a<br>b</h3>",
+    "containers": "<section><header>Head</header><article>Art</article><aside>Side</aside>"
+    "<figure><img src='f.png' alt='f'><figcaption> Cap </figcaption></figure><details>"
+    "<summary>More</summary>hidden</details><center>c</center><custom-el>custom</custom-el>"
+    "<span> spaced </span></section>",
+    "unicode whitespace": "<p>\xa0</p><p>a\xa0<span>\xa0</span> b</p><div>\u2003<p>x</p>\u2003</div>",
+    "text at the edges": "loose text <p>para</p> more loose <div>block</div>",
+    "headings": "<h1>  One\n two </h1><h4><a href='https://x.example/'>linked</a></h4>"
+    "<h6>six</h6><p>#not heading</p>",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+def test_writer_writes_what_the_soup_path_writes(name: str) -> None:
+    region = region_of(FRAGMENTS[name])
+    written = write_markdown(region)  # raises if the writer would fall back
+    assert written == convert_soup_path(region)
+    assert written[0].strip()
+
+
+def test_comments_and_unported_tags_take_the_soup_path() -> None:
+    for html in (
+        "<div><p>a</p><!-- a comment --><p>b</p></div>",
+        "<div><p>a</p><video src='v.mp4'>v</video></div>",
+        "<div><table><tr><td>x</td></tr></table><?pi x?></div>",
+    ):
+        region = lxml.html.fragment_fromstring(html)
+        with pytest.raises(Unusual):
+            write_markdown(region)
+        assert render_markdown(region).text == convert_soup_path(region)[0].strip()
+
+
+def test_a_very_deep_tree_takes_the_soup_path() -> None:
+    region = lxml.html.fragment_fromstring("<div>" + "<span>" * 160 + "deep</div>")
+    with pytest.raises(Unusual):
+        write_markdown(region)
+    assert render_markdown(region).text == "deep"
+
+
+def test_render_markdown_is_the_writers_output() -> None:
+    md = render_markdown(region_of(FRAGMENTS["lists"])).text
+    assert md.startswith("- one\n- two\n\n  - nested")
+    assert "7. seven\n8. eight\n   1. inner" in md
