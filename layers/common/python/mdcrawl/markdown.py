@@ -303,8 +303,12 @@ def _ignorable(el: object, remove_inside: bool) -> bool:
 
 def _join_blocks(strings: list[str]) -> str:
     """Join child outputs, merging newlines at their edges to at most one blank line."""
-    out = [""]
+    out = [""]  # out[-1]: the trailing newlines of the piece before
     for piece in strings:
+        if piece[0] != "\n" and piece[-1] != "\n":  # most pieces: nothing to merge
+            out.append(piece)
+            out.append("")
+            continue
         leading, content, trailing = _newline_edges(piece)
         if out[-1] and leading:
             previous = out.pop()
@@ -522,12 +526,19 @@ def _keep_pre_blank_lines(match: re.Match[str]) -> str:
 def render_markdown(region: HtmlElement) -> Markdown:
     """Markdown for a pruned, link-absolute content region."""
     ids = prepare_region(region)
-    converted, blocks = convert_region(region)
-    body = _HEADING_GLYPHS.sub(r"\1", converted)
+    body, blocks = convert_region(region)
+    # Each clean-up runs only where it can match (a page is often a megabyte of text).
+    if any(glyph in body for glyph in _GLYPHS):
+        body = _HEADING_GLYPHS.sub(r"\1", body)
     body, anchors = take_anchors(body, blocks, ids)
-    body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
-    prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
-    text = _restore_blocks(body, blocks)
+    if " \n" in body or "\t\n" in body or body.endswith((" ", "\t")):
+        body = _TRAILING_WS.sub("", body)
+    if "\n\n\n" in body:
+        body = _BLANK_RUNS.sub("\n\n", body)
+    body = body.strip("\n")
+    prose = _PLACEHOLDER.sub("", body) if "\x02" in body else body
+    prose = _LINK_TARGET.sub("]", prose)
+    text = _restore_blocks(body, blocks) if "\x02" in body else body
     return Markdown(text, len(_WORD.findall(prose)), anchors)
 
 
@@ -560,6 +571,7 @@ def convert_soup_path(region: HtmlElement) -> tuple[str, list[str]]:
 
 # Permalink glyphs left as text at the end of a heading ("## Install ¶").
 _HEADING_GLYPHS = re.compile(r"^(#{1,6} .*?)[ \t]*(?:[¶§🔗⚓]\ufe0f?)+[ \t]*$", re.MULTILINE)
+_GLYPHS = "¶§🔗⚓"
 
 
 

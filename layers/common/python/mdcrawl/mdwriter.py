@@ -29,6 +29,7 @@ from markdownify import (
     re_backtick_runs,
     re_html_heading,
     re_line_with_content,
+    re_make_convert_fn_name,
     re_newline_whitespace,
     re_whitespace,
 )
@@ -70,12 +71,19 @@ def write_markdown(region: HtmlElement) -> tuple[str, list[str]]:
 
 class _Writer:
     def __init__(self) -> None:
-        self.converter = md.DocsConverter()
-        self.blocks = self.converter.blocks  # shared: delegated tables add theirs in order
-        self.inside: dict[str, bool] = {}
-        self.outside: dict[str, bool] = {}
+        self.blocks: list[str] = []  # fenced code and HTML tables, by placeholder index
+        self._converter: md.DocsConverter | None = None
         self.depth = 0
         self.root: HtmlElement | None = None
+
+    @property
+    def converter(self) -> md.DocsConverter:
+        """DocsConverter for delegated elements, made on first use (making one reads
+        its options with ``dir``), sharing this writer's blocks."""
+        if self._converter is None:
+            self._converter = md.DocsConverter()
+            self._converter.blocks = self.blocks
+        return self._converter
 
     # The document: [document] > html > body > region + its tail ----------------
 
@@ -98,77 +106,65 @@ class _Writer:
     def _strings(self, text: str | None) -> list[str]:
         return [_collapsed(text)] if text else []
 
-    # Children: markdownify's process_tag --------------------------------------
+    # Children: markdownify's process_tag, process_text ------------------------
 
     def _children(
         self, name: str, items: list[Any], el: HtmlElement | None, parent_tags: set[str]
     ) -> str:
         """The joined output of ``items`` (strings and elements, as bs4's children) of a
-        tag called ``name`` reached under ``parent_tags``."""
-        remove_inside = self._inside(name)
+        tag called ``name`` reached under ``parent_tags``. Two strings are never
+        neighbours (text, then each child and its tail), so a string's neighbours are
+        elements or None."""
+        remove_inside = _inside(name)
         tags = parent_tags | {name}
         if name in ("td", "th") or re_html_heading.match(name):
             tags.add("_inline")
         if name in _NOFORMAT:
             tags.add("_noformat")
+        escape = "_noformat" not in tags
         strings = []
         last = len(items) - 1
         for i, item in enumerate(items):
+            if item.__class__ is not str:
+                out = self._element(item, el, items, i, tags)
+                if out:
+                    strings.append(out)
+                continue
             previous = items[i - 1] if i else None
             following = items[i + 1] if i < last else None
-            if item.__class__ is str:
-                if not item.strip():
-                    if remove_inside and (previous is None or following is None):
-                        continue
-                    if self._outside(previous) or self._outside(following):
-                        continue
-                out = self._text(item, name, previous, following, tags, remove_inside)
+            if previous is None:
+                strip_left = remove_inside
             else:
-                out = self._element(item, el, items, i, tags)
-            if out:
-                strings.append(out)
+                strip_left = _OUTSIDE.get(previous.tag)
+                if strip_left is None:
+                    strip_left = _outside(previous.tag)
+            if following is None:
+                strip_right = remove_inside
+            else:
+                strip_right = _OUTSIDE.get(following.tag)
+                if strip_right is None:
+                    strip_right = _outside(following.tag)
+            text = item
+            if not text.strip() and (strip_left or strip_right):
+                continue  # whitespace at the edge of a block, or beside one
+            # DocsConverter.process_text ("pre" is never among the tags: a <pre> is
+            # fenced whole)
+            if "\n" in text or "\r" in text:
+                text = re_newline_whitespace.sub("\n", text)
+            if "\t" in text or "  " in text:
+                text = re_whitespace.sub(" ", text)
+            if escape:
+                if "*" in text:
+                    text = text.replace("*", r"\*")
+                if "<" in text:
+                    text = md._TAG_START.sub(r"\\<", text)
+            if strip_left:
+                text = text.lstrip(" \t\r\n")
+            if strip_right:
+                text = text.rstrip()
+            if text:
+                strings.append(text)
         return md._join_blocks(strings)
-
-    def _text(
-        self,
-        text: str,
-        parent: str,
-        previous: Any,
-        following: Any,
-        tags: set[str],
-        remove_inside: bool,
-    ) -> str:
-        """``DocsConverter.process_text`` ("pre" is never among the tags: a <pre> is
-        fenced whole)."""
-        if "\n" in text or "\r" in text:
-            text = re_newline_whitespace.sub("\n", text)
-        if "\t" in text or "  " in text:
-            text = re_whitespace.sub(" ", text)
-        if "_noformat" not in tags and text:
-            text = text.replace("*", r"\*")
-            if "<" in text:
-                text = md._TAG_START.sub(r"\\<", text)
-        if self._outside(previous) or (previous is None and remove_inside):
-            text = text.lstrip(" \t\r\n")
-        if self._outside(following) or (following is None and remove_inside):
-            text = text.rstrip()
-        return text
-
-    def _inside(self, name: str) -> bool:
-        found = self.inside.get(name)
-        if found is None:
-            found = self.inside[name] = _block_inside(name)
-        return found
-
-    def _outside(self, item: Any) -> bool:
-        """markdownify's ``should_remove_whitespace_outside`` (False for a string)."""
-        if item is None or item.__class__ is str:
-            return False
-        name = item.tag
-        found = self.outside.get(name)
-        if found is None:
-            found = self.outside[name] = _block_inside(name) or name == "pre"
-        return found
 
     # Elements -----------------------------------------------------------------
 
@@ -177,22 +173,16 @@ class _Writer:
         parent_tags: set[str],
     ) -> str:  # fmt: skip
         name = el.tag
-        if name in _REFUSED and not (name == "body" and el is self.root):
-            raise Unusual(name)
-        if name == "pre":
+        kind = _KINDS.get(name) or _kind(name)
+        if kind is _PRE:
             return self._pre(el)
-        special = _DELEGATED.get(name)
-        if special is not None and special(el):
-            return self._delegate(el, parent_tags)
-        convert = _CONVERTERS.get(name)
-        if convert is None and name not in _PLAIN:
-            if self.converter.get_conv_fn_cached(name) is None:
-                if len(_PLAIN) < _NAMES_KEPT:
-                    _PLAIN.add(name)
-            elif re_html_heading.match(name):
-                convert = _heading
-            else:  # a conversion not ported here (<video>, <tr> outside a table)
+        if kind is _REFUSE:
+            if not (name == "body" and el is self.root):
                 raise Unusual(name)
+            kind = _TEXT
+        convert, delegated = kind
+        if delegated is not None and delegated(el):
+            return self._delegate(el, parent_tags)
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise Unusual("deep")
@@ -221,7 +211,11 @@ class _Writer:
             if tag.__class__ is not str or tag in _STRING_CLASSES:
                 raise Unusual(repr(tag))
         code = str(el.text_content())
-        return self.converter._placeholder(md.fence(code, el.get(LANG_ATTR) or ""))
+        return self._placeholder(md.fence(code, el.get(LANG_ATTR) or ""))
+
+    def _placeholder(self, block: str) -> str:
+        self.blocks.append(block)
+        return f"\n\n\x02{len(self.blocks) - 1}\x03\n\n"
 
     def _delegate(self, el: HtmlElement, parent_tags: set[str]) -> str:
         """The element converted by ``DocsConverter`` on a soup of it alone."""
@@ -234,9 +228,51 @@ class _Writer:
         return self.converter.process_tag(tag, parent_tags)
 
 
+_INSIDE: dict[str, bool] = {}  # tag name -> markdownify's should_remove_whitespace_inside
+_OUTSIDE: dict[str, bool] = {}  # ... should_remove_whitespace_outside
+Kind = tuple[Any, Any]
+_KINDS: dict[str, Kind] = {}  # tag name -> (conversion, test for delegation)
+_PRE: Kind = ("pre", None)  # sentinels, told apart by identity
+_REFUSE: Kind = ("refuse", None)
+_TEXT: Kind = (None, None)
+
+
+def _inside(name: str) -> bool:
+    found = _INSIDE.get(name)
+    if found is None:
+        found = _block_inside(name)
+        if len(_INSIDE) < _NAMES_KEPT:
+            _INSIDE[name] = found
+    return found
+
+
+def _outside(name: str) -> bool:
+    found = _block_inside(name) or name == "pre"
+    if len(_OUTSIDE) < _NAMES_KEPT:
+        _OUTSIDE[name] = found
+    return found
+
+
+def _kind(name: str) -> Kind:
+    """How an element of this name is written: refused, fenced (<pre>), converted (by
+    a port of its DocsConverter conversion, or delegated), or its text alone."""
+    if name in _REFUSED:
+        kind = _REFUSE
+    elif name == "pre":
+        kind = _PRE
+    elif name in _CONVERTERS or name in _DELEGATED:
+        kind = (_CONVERTERS.get(name), _DELEGATED.get(name))
+    elif not hasattr(md.DocsConverter, "convert_" + re_make_convert_fn_name.sub("_", name.lower())):
+        kind = (_heading if re_html_heading.match(name) else None, None)
+    else:  # a conversion not ported here (<video>, <tr> outside a table)
+        kind = _REFUSE
+    if len(_KINDS) < _NAMES_KEPT:
+        _KINDS[name] = kind
+    return kind
+
+
 _NOFORMAT = md._NOFORMAT
-_NAMES_KEPT = 1024
-_PLAIN: set[str] = set()  # tag names markdownify has no conversion for: their text
+_NAMES_KEPT = 1024  # a page may invent any number of tag names: memory stays bounded
 
 
 def _collapsed(text: str) -> str:
@@ -251,15 +287,14 @@ def _join(strings: list[str]) -> str:
     return md._join_blocks([s for s in strings if s])
 
 
-def _attrs(el: HtmlElement) -> Any:
+def _attrs(el: HtmlElement) -> dict[str, str]:
     """The element's attributes as the soup holds them (URI attributes escaped as the
     serialiser writes them)."""
-    attrib = el.attrib
-    for key in _URI_ATTRS:
-        value = attrib.get(key)
-        if value is not None and _URI_UNSAFE.search(value):
+    items = el.items()
+    for key, value in items:
+        if key in _URI_ATTRS and _URI_UNSAFE.search(value):
             return _serialised_attributes(el)
-    return attrib
+    return dict(items)
 
 
 # Conversions: DocsConverter's and markdownify's, with the tree they read -------------
@@ -285,7 +320,9 @@ def _heading(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) ->
     if "_inline" in tags:
         return text
     n = max(1, min(6, int(re_html_heading.match(el.tag).group(1))))  # type: ignore[union-attr]
-    text = re_all_whitespace.sub(" ", text.strip())
+    text = text.strip()
+    if "\n" in text or "\t" in text or "\r" in text or "  " in text:
+        text = re_all_whitespace.sub(" ", text)
     return f"\n\n{'#' * n} {text}\n\n"
 
 
