@@ -544,11 +544,9 @@ def render_markdown(region: HtmlElement) -> Markdown:
 
 def prepare_region(region: HtmlElement) -> list[tuple[str, ...]]:
     """Annotate the region for the converter and mark its ids (returned, for
-    ``take_anchors``); attributes the converter never reads are dropped."""
+    ``take_anchors``)."""
     annotate(region)
-    ids = mark_ids(region)
-    _strip_attributes(region)
-    return ids
+    return mark_ids(region)
 
 
 def convert_region(region: HtmlElement) -> tuple[str, list[str]]:
@@ -565,6 +563,7 @@ def convert_region(region: HtmlElement) -> tuple[str, list[str]]:
 
 def convert_soup_path(region: HtmlElement) -> tuple[str, list[str]]:
     """``DocsConverter`` (markdownify) over a BeautifulSoup tree of the region."""
+    strip_attributes(region)
     converter = DocsConverter()
     return converter.convert_soup(soup_from_lxml(region)), converter.blocks
 
@@ -575,8 +574,9 @@ _GLYPHS = "¶§🔗⚓"
 
 
 
-def _strip_attributes(region: HtmlElement) -> None:
-    """Drop attributes the converter never reads: the second parse then has less to do."""
+def strip_attributes(region: HtmlElement) -> None:
+    """Drop attributes the converter never reads: the soup then has less to copy. (The
+    direct writer reads attributes by name and needs no stripping.)"""
     for element in region.iter():
         attrib = getattr(element, "attrib", None)
         if attrib:

@@ -219,6 +219,7 @@ class _Writer:
 
     def _delegate(self, el: HtmlElement, parent_tags: set[str]) -> str:
         """The element converted by ``DocsConverter`` on a soup of it alone."""
+        md.strip_attributes(el)
         soup = BeautifulSoup("", "lxml", multi_valued_attributes=None)
         try:
             _SoupBuilder(soup).build(el)
