@@ -176,6 +176,8 @@ class _Writer:
         kind = _KINDS.get(name) or _kind(name)
         if kind is _PRE:
             return self._pre(el)
+        if kind is _TABLE:
+            return self._table(el, parent_tags)
         if kind is _REFUSE:
             if not (name == "body" and el is self.root):
                 raise Unusual(name)
@@ -213,6 +215,31 @@ class _Writer:
         code = str(el.text_content())
         return self._placeholder(md.fence(code, el.get(LANG_ATTR) or ""))
 
+    def _table(self, table: HtmlElement, parent_tags: set[str]) -> str:
+        """``DocsConverter._table``: a data table GFM can hold is written here; a layout
+        table (flattened into blocks) or one kept as HTML is delegated."""
+        for inner in table.iter():
+            tag = inner.tag
+            if tag.__class__ is not str:
+                raise Unusual(repr(tag))
+            if tag in _STRING_CLASSES or tag == "textarea":
+                return self._delegate(table, parent_tags)
+        rows = [tr for tr in _table_rows(table) if not _is_blank_row(tr)]
+        if _is_layout_table(table, rows) or not _fits_gfm(table):
+            return self._delegate(table, parent_tags)
+        cells = [[self._cell_text(cell) for cell in _own_cells(tr)] for tr in rows]
+        cells = [row for row in cells if row]
+        if not cells:
+            return ""
+        caption = next((c for c in table.iter("caption")), None)
+        title = f"{self._cell_text(caption)}\n\n" if caption is not None else ""
+        return "\n\n" + title + md.gfm_table(cells) + "\n\n"
+
+    def _cell_text(self, cell: HtmlElement) -> str:
+        """``DocsConverter._cell_text``: the cell's inline markdown on one line."""
+        text = self._element(cell, cell.getparent(), [], 0, {"_inline"})
+        return " ".join(text.split()).replace("|", r"\|")
+
     def _placeholder(self, block: str) -> str:
         self.blocks.append(block)
         return f"\n\n\x02{len(self.blocks) - 1}\x03\n\n"
@@ -235,6 +262,7 @@ Kind = tuple[Any, Any]
 _KINDS: dict[str, Kind] = {}  # tag name -> (conversion, test for delegation)
 _PRE: Kind = ("pre", None)  # sentinels, told apart by identity
 _REFUSE: Kind = ("refuse", None)
+_TABLE: Kind = ("table", None)
 _TEXT: Kind = (None, None)
 
 
@@ -261,6 +289,8 @@ def _kind(name: str) -> Kind:
         kind = _REFUSE
     elif name == "pre":
         kind = _PRE
+    elif name == "table":
+        kind = _TABLE
     elif name in _CONVERTERS or name in _DELEGATED:
         kind = (_CONVERTERS.get(name), _DELEGATED.get(name))
     elif not hasattr(md.DocsConverter, "convert_" + re_make_convert_fn_name.sub("_", name.lower())):
@@ -560,10 +590,6 @@ _CONVERTERS["code"] = _linked_code
 _CONVERTERS["dt"] = _signature_dt
 
 
-def _always(el: HtmlElement) -> bool:
-    return True
-
-
 def _holds_verbatim(el: HtmlElement) -> bool:
     """Strings below a <pre> or <textarea> keep their whitespace in the soup: code and
     signatures holding one are left to DocsConverter."""
@@ -573,7 +599,79 @@ def _holds_verbatim(el: HtmlElement) -> bool:
 # Elements DocsConverter converts from more of the tree than their text: each is
 # converted by DocsConverter on a soup of it alone (when the test says so).
 _DELEGATED: dict[str, Callable[[HtmlElement], bool]] = {
-    "table": _always,
     "code": _holds_verbatim,
     "dt": _holds_verbatim,
 }
+
+
+# Tables: markdown.py's questions about a table, asked of the lxml tree ---------------
+# (bs4's get_text emptiness is lxml's: bs4 only collapses whitespace-only strings.)
+
+
+def _table_rows(table: HtmlElement) -> list[HtmlElement]:
+    rows = []
+    for child in table:
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            rows.extend(tr for tr in child if tr.tag == "tr")
+    return rows
+
+
+def _is_blank_row(tr: HtmlElement) -> bool:
+    return not tr.text_content().strip() and next(tr.iter("img"), None) is None
+
+
+def _own_cells(tr: HtmlElement) -> list[HtmlElement]:
+    return [cell for cell in tr if cell.tag in ("td", "th")]
+
+
+def _descendants(el: HtmlElement, *names: str) -> Any:
+    return (found for found in el.iter(*names) if found is not el)
+
+
+def _has_content(cell: HtmlElement) -> bool:
+    return bool(cell.text_content().strip()) or next(_descendants(cell, "img"), None) is not None
+
+
+def _holds_blocks(cell: HtmlElement) -> bool:
+    if next(_descendants(cell, *md._CELL_BLOCKS), None) is not None:
+        return True
+    return sum(1 for _ in zip(range(2), _descendants(cell, "p"), strict=False)) > 1
+
+
+def _has_header(table: HtmlElement, rows: list[HtmlElement]) -> bool:
+    if any(child.tag == "thead" for child in table):
+        return True
+    first = _own_cells(rows[0])
+    return bool(first) and all(cell.tag == "th" for cell in first)
+
+
+def _is_layout_table(table: HtmlElement, rows: list[HtmlElement]) -> bool:
+    if not rows:
+        return next(_descendants(table, "td", "th"), None) is not None
+    if _has_header(table, rows):
+        return False
+    filled = [[c for c in _own_cells(tr) if _has_content(c)] for tr in rows]
+    if len(rows) == 1 or max(len(cells) for cells in filled) <= 1:
+        return True
+    return any(_holds_blocks(cell) for cells in filled for cell in cells)
+
+
+def _fits_gfm(table: HtmlElement) -> bool:
+    rows = _table_rows(table)
+    if rows:
+        cells = [c for tr in rows if not _is_blank_row(tr) for c in _descendants(tr, "td", "th")]
+    else:
+        cells = list(_descendants(table, "td", "th"))
+    for cell in cells:
+        if _span(cell, "rowspan") > 1 or _span(cell, "colspan") > 1:
+            return False
+        if next(_descendants(cell, *md._BLOCK_TAGS), None) is not None:
+            return False
+    return True
+
+
+def _span(cell: HtmlElement, attr: str) -> int:
+    value = str(cell.get(attr) or "1").strip()
+    return int(value) if value.isdigit() else 1
