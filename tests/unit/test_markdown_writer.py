@@ -53,6 +53,14 @@ FRAGMENTS = {
     '<td><a href="https://x.example/">x</a></td></tr></tbody></table><table><tr>'
     "<td>nav</td><td>bar</td></tr></table><table><tr><th>h</th><th>i</th></tr><tr>"
     '<td colspan="2">span<br>two</td></tr></table>',
+    "data table with caption": "<table><caption>Cap <b>x</b></caption><tr><th>a</th>"
+    "<th>b</th></tr><tr><td> </td><td>\n</td></tr><tr><td><img src='i.png' alt='i'> img</td>"
+    "<td><code>c|d</code> and *e*</td></tr><tr><td>only</td></tr></table>",
+    "layout tables": "<table><tr><td><ul><li>a</li></ul></td><td>b</td></tr><tr><td>c</td>"
+    "<td>d</td></tr></table><table><tr><td>Term</td><td><p>one</p><p>two</p></td></tr>"
+    "<tr><td>x</td><td>y</td></tr></table>",
+    "table kept as html": "<table><thead><tr><th>h</th></tr></thead><tbody><tr><td>"
+    "<pre>code\n\nblank</pre></td></tr></tbody></table>",
     "breaks and rules": "<p>one<br>two<br/>three</p><hr><h3>a<br>b</h3>",
     "containers": "<section><header>Head</header><article>Art</article><aside>Side</aside>"
     "<figure><img src='f.png' alt='f'><figcaption> Cap </figcaption></figure><details>"
