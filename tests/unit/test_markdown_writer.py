@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import lxml.html
 import pytest
+from mdcrawl import mdwriter
 from mdcrawl.extract import extract_page, parse_html
 from mdcrawl.markdown import convert_soup_path, prepare_region, render_markdown
 from mdcrawl.mdwriter import Unusual, write_markdown
@@ -81,16 +82,30 @@ def test_writer_writes_what_the_soup_path_writes(name: str) -> None:
     assert written[0].strip()
 
 
-def test_comments_and_unported_tags_take_the_soup_path() -> None:
+def _soup_only(monkeypatch: pytest.MonkeyPatch, html: str) -> str:
+    """render_markdown of the fragment with the writer switched off."""
+
+    def refuse(region: object) -> None:
+        raise Unusual("switched off")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(mdwriter, "write_markdown", refuse)
+        return render_markdown(lxml.html.fragment_fromstring(html)).text
+
+
+def test_comments_and_unported_tags_take_the_soup_path(monkeypatch: pytest.MonkeyPatch) -> None:
     for html in (
         "<div><p>a</p><!-- a comment --><p>b</p></div>",
         "<div><p>a</p><video src='v.mp4'>v</video></div>",
         "<div><table><tr><td>x</td></tr></table><?pi x?></div>",
+        "<div><p>a</p><script>var x = '<b>';</script><pre>b<style>p {}</style></pre></div>",
+        "<div><pre>x<ruby>y<rt>z</rt></ruby></pre></div>",
     ):
-        region = lxml.html.fragment_fromstring(html)
         with pytest.raises(Unusual):
-            write_markdown(region)
-        assert render_markdown(region).text == convert_soup_path(region)[0].strip()
+            write_markdown(lxml.html.fragment_fromstring(html))
+        rendered = render_markdown(lxml.html.fragment_fromstring(html)).text
+        assert rendered == _soup_only(monkeypatch, html)
+        assert rendered.strip("`\n")[0] in "ax"
 
 
 def test_a_very_deep_tree_takes_the_soup_path() -> None:

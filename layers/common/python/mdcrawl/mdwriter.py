@@ -48,7 +48,10 @@ _REFUSED = {
     "html", "head", "body", "frameset", "meta",
     "tr", "video", "list", "soup",
 }  # fmt: skip
-_STRING_CLASSES = {"script", "style", "template", "rt", "rp", "html", "head", "body", "meta"}
+# Below a <pre> (fenced from its text) or in a table: strings of another class, or tags
+# soupbuild leaves to the round trip.
+_STRING_CLASSES = {"script", "style", "template", "rt", "rp"}
+_STRING_CLASSES |= {"html", "head", "body", "frameset", "meta"}
 _MAX_DEPTH = 150  # parse_document flattens pages to 120 levels; deeper: the soup path
 _ASCII_SPACES = frozenset(BeautifulSoup.ASCII_SPACES)
 _BLOCK_EDGE = frozenset(
