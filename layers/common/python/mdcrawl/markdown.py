@@ -303,6 +303,8 @@ def _ignorable(el: object, remove_inside: bool) -> bool:
 
 def _join_blocks(strings: list[str]) -> str:
     """Join child outputs, merging newlines at their edges to at most one blank line."""
+    if len(strings) < 2:  # one piece is itself
+        return strings[0] if strings else ""
     out = [""]  # out[-1]: the trailing newlines of the piece before
     for piece in strings:
         if piece[0] != "\n" and piece[-1] != "\n":  # most pieces: nothing to merge

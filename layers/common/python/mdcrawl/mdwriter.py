@@ -188,6 +188,12 @@ class _Writer:
         convert, delegated = kind
         if delegated is not None and delegated(el):
             return self._delegate(el, parent_tags)
+        if not len(el):  # a leaf (most inline elements): its one string, if any
+            text = el.text
+            out = _leaf_text(name, text, parent_tags) if text else ""
+            return out if convert is None else convert(
+                self, el, out, parent_tags, parent, siblings, index
+            )
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise Unusual("deep")
@@ -307,6 +313,27 @@ def _kind(name: str) -> Kind:
 
 _NOFORMAT = md._NOFORMAT
 _NAMES_KEPT = 1024  # a page may invent any number of tag names: memory stays bounded
+
+
+def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
+    """``_children`` of an element holding one string and nothing else (no neighbours:
+    both its edges are the element's)."""
+    text = _collapsed(text)
+    remove_inside = _inside(name)
+    if remove_inside and not text.strip():
+        return ""
+    if "\n" in text or "\r" in text:
+        text = re_newline_whitespace.sub("\n", text)
+    if "\t" in text or "  " in text:
+        text = re_whitespace.sub(" ", text)
+    if "_noformat" not in parent_tags and name not in _NOFORMAT:
+        if "*" in text:
+            text = text.replace("*", r"\*")
+        if "<" in text:
+            text = md._TAG_START.sub(r"\\<", text)
+    if remove_inside:
+        text = text.lstrip(" \t\r\n").rstrip()
+    return text
 
 
 def _collapsed(text: str) -> str:
