@@ -126,12 +126,14 @@ class _Writer:
             tags.add("_noformat")
         escape = "_noformat" not in tags
         strings = []
+        edged = False  # a piece starts or ends with newlines: _join_blocks merges them
         last = len(items) - 1
         for i, item in enumerate(items):
             if item.__class__ is not str:
                 out = self._element(item, el, items, i, tags)
                 if out:
                     strings.append(out)
+                    edged = edged or out[0] == "\n" or out[-1] == "\n"
                 continue
             previous = items[i - 1] if i else None
             following = items[i + 1] if i < last else None
@@ -167,7 +169,8 @@ class _Writer:
                 text = text.rstrip()
             if text:
                 strings.append(text)
-        return md._join_blocks(strings)
+                edged = edged or text[0] == "\n" or text[-1] == "\n"
+        return md._join_blocks(strings) if edged else "".join(strings)
 
     # Elements -----------------------------------------------------------------
 
