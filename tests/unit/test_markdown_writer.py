@@ -60,6 +60,11 @@ FRAGMENTS = {
     "layout tables": "<table><tr><td><ul><li>a</li></ul></td><td>b</td></tr><tr><td>c</td>"
     "<td>d</td></tr></table><table><tr><td>Term</td><td><p>one</p><p>two</p></td></tr>"
     "<tr><td>x</td><td>y</td></tr></table>",
+    "layout table in a heading": "<h2>T<div><table><tr><td><img src='a.png' alt='A'></td>"
+    "<td><ul><li>l</li></ul><img src='b.png' alt='B'></td></tr><tr><td>x</td><td>y</td></tr>"
+    "</table></div></h2><h2>T<table><tr><td><img src='a.png' alt='A'></td><td>"
+    "<ol start='3'><li>l</li></ol><img src='b.png' alt='B'></td></tr><tr><td>x</td></tr>"
+    "</table></h2><table><tr><td>1</td></tr><tr><td><pre>p</pre></td></tr></table>",
     "table kept as html": "<table><thead><tr><th>h</th></tr></thead><tbody><tr><td>"
     "<pre>code\n\nblank</pre></td></tr></tbody></table>",
     "breaks and rules": "<p>one<br>two<br/>three</p><hr><h3>a<br>b</h3>",

@@ -200,18 +200,7 @@ class _Writer:
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise Unusual("deep")
-        items: list[Any] = []
-        text = el.text
-        if text:
-            items.append(_collapsed(text))
-        for child in el:
-            if child.tag.__class__ is not str:  # a comment, processing instruction, entity
-                raise Unusual(repr(child))
-            items.append(child)
-            tail = child.tail
-            if tail:
-                items.append(_collapsed(tail))
-        out = self._children(name, items, el, parent_tags)
+        out = self._children(name, _items(el), el, parent_tags)
         self.depth -= 1
         if convert is None:
             return out
@@ -237,7 +226,9 @@ class _Writer:
             if tag in _STRING_CLASSES or tag == "textarea":
                 return self._delegate(table, parent_tags)
         rows = [tr for tr in _table_rows(table) if not _is_blank_row(tr)]
-        if _is_layout_table(table, rows) or not _fits_gfm(table):
+        if _is_layout_table(table, rows):
+            return self._flatten(table, rows, parent_tags)
+        if not _fits_gfm(table):
             return self._delegate(table, parent_tags)
         cells = [[self._cell_text(cell) for cell in _own_cells(tr)] for tr in rows]
         cells = [row for row in cells if row]
@@ -246,6 +237,36 @@ class _Writer:
         caption = next((c for c in table.iter("caption")), None)
         title = f"{self._cell_text(caption)}\n\n" if caption is not None else ""
         return "\n\n" + title + md.gfm_table(cells) + "\n\n"
+
+    def _flatten(self, table: HtmlElement, rows: list[HtmlElement], parent_tags: set[str]) -> str:
+        """``DocsConverter._flatten``: a layout table as the blocks it lays out."""
+        if not rows:
+            rows = [table]
+        parts: list[str] = []
+        for tr in rows:
+            cells = [c for c in _own_cells(tr) if _has_content(c)]
+            if cells and not any(_holds_blocks(c) for c in cells):
+                parts.append(" ".join(p for p in map(self._inline_cell, cells) if p))
+            elif len(cells) == 2 and not _holds_blocks(cells[0]):
+                term = self._inline_cell(cells[0])
+                parts += [md._bold(term), self._cell_block(cells[1], parent_tags)]
+            else:
+                parts += [self._cell_block(cell, parent_tags) for cell in cells]
+        return "\n\n" + "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n\n"
+
+    def _inline_cell(self, cell: HtmlElement) -> str:
+        """``DocsConverter._inline``: the cell's inline markdown on one line."""
+        return " ".join(self._element(cell, cell.getparent(), [], 0, {"_inline"}).split())
+
+    def _cell_block(self, cell: HtmlElement, parent_tags: set[str]) -> str:
+        """``DocsConverter._cell_block``: the cell as a <div> (the soup path renames it),
+        which its children see as their parent."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise Unusual("deep")
+        out = self._children("div", _items(cell), _AsDiv(cell), parent_tags)  # type: ignore[arg-type]
+        self.depth -= 1
+        return _div(self, cell, out, parent_tags)
 
     def _cell_text(self, cell: HtmlElement) -> str:
         """``DocsConverter._cell_text``: the cell's inline markdown on one line."""
@@ -316,6 +337,31 @@ def _kind(name: str) -> Kind:
 
 _NOFORMAT = md._NOFORMAT
 _NAMES_KEPT = 1024  # a page may invent any number of tag names: memory stays bounded
+
+
+def _items(el: HtmlElement) -> list[Any]:
+    """The element's children as bs4 holds them: its strings (collapsed) and elements."""
+    items: list[Any] = []
+    text = el.text
+    if text:
+        items.append(_collapsed(text))
+    for child in el:
+        if child.tag.__class__ is not str:  # a comment, processing instruction, entity
+            raise Unusual(repr(child))
+        items.append(child)
+        tail = child.tail
+        if tail:
+            items.append(_collapsed(tail))
+    return items
+
+
+class _AsDiv:
+    """A layout cell as its children see it in the soup path: renamed <div>."""
+
+    tag = "div"
+
+    def __init__(self, cell: HtmlElement) -> None:
+        self.get = cell.get
 
 
 def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
