@@ -559,7 +559,7 @@ def convert_region(region: HtmlElement) -> tuple[str, list[str]]:
 
     try:
         return write_markdown(region)
-    except Unusual:
+    except (Unusual, RecursionError):
         return convert_soup_path(region)
 
 
