@@ -1,10 +1,12 @@
 """HTML -> markdown: a markdownify subclass tuned for documentation.
 
 Two passes. ``annotate`` (``annotate.py``) works on the lxml region (fast XPath): it
-names each code block's language and turns admonitions into labelled blockquotes; the
-region then becomes a BeautifulSoup tree (``soupbuild.py``). ``DocsConverter``
-then renders: ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold
-the table), readable API signatures. Code blocks and HTML tables leave the converter
+names each code block's language and turns admonitions into labelled blockquotes.
+``mdwriter.py`` then writes the markdown straight from the lxml tree: the same string
+as the soup path kept here for what it does not reproduce (the region as a
+BeautifulSoup tree, ``soupbuild.py``, rendered by ``DocsConverter``). Either way:
+ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold the table),
+readable API signatures. Code blocks and HTML tables leave the converter
 as placeholders so that whitespace clean-up never touches them; ``render_markdown``
 puts them back with the blockquote or list prefix of the line they sit on.
 """
