@@ -7,13 +7,15 @@ the strings bs4 would hold (whitespace-only text collapsed to " " or "\\n" outsi
 <pre>), markdownify's rules for dropping whitespace at block edges, its escaping, and
 ``DocsConverter``'s conversion of each tag it knows.
 
-Elements whose conversion needs more of the tree (tables, signatures, code holding links,
-tags this module does not port) are converted by ``DocsConverter`` itself on a soup of
-that element alone: their output reads nothing outside them. Anything the soup path
-would not build directly (comments, processing instructions, script/style strings, a
-nested html/body, a very deep tree) raises ``Unusual``: the caller then takes the soup
-path for the whole region. ``tests/unit/test_markdown_writer.py`` compares both paths on
-real documentation trees.
+A table kept as HTML (``markdown.html_table`` serialises bs4's tree), and code or a
+signature holding a <pre>, are converted by ``DocsConverter`` itself on a soup of that
+element alone: their output reads nothing outside them. Anything the soup path would
+not build directly (comments, processing instructions, script/style strings, a nested
+html/body, a very deep tree) or a tag whose conversion reads its neighbours in ways not
+ported here raises ``Unusual``: the caller then takes the soup path for the whole
+region. ``tests/unit/test_markdown_writer.py`` (fragments) and
+``tests/integration/test_markdown_writer_sites.py`` (real documentation trees) compare
+both paths.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from . import markdown as md
 from .annotate import LABEL_ATTR, LANG_ATTR, SIGNATURE_ATTR
 from .soupbuild import _URI_ATTRS, _URI_UNSAFE, _serialised_attributes, _SoupBuilder, _Unusual
 
+# soupbuild's own rules (attribute escaping, its builder, its refusal): both must agree.
 Unusual = _Unusual
 
 # Strings bs4 files under another class (Script, Stylesheet, ...) or keeps verbatim
@@ -101,9 +104,9 @@ class _Writer:
                 raise Unusual("text after body")
             html = self._children("html", [region, *self._strings(tail)], None, {"[document]"})
         else:
-            body = self._children("body", [region, *self._strings(tail)], None,
+            # html holds body alone: its output is body's
+            html = self._children("body", [region, *self._strings(tail)], None,
                                   {"[document]", "html"})  # fmt: skip
-            html = _join([body]) if body else ""
         return html.strip("\n")  # convert__document_
 
     def _strings(self, text: str | None) -> list[str]:
@@ -391,10 +394,6 @@ def _collapsed(text: str) -> str:
     if _ASCII_SPACES.issuperset(text):
         return "\n" if "\n" in text else " "
     return text
-
-
-def _join(strings: list[str]) -> str:
-    return md._join_blocks([s for s in strings if s])
 
 
 def _attrs(el: HtmlElement) -> dict[str, str]:
