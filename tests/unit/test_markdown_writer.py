@@ -173,3 +173,13 @@ def test_writer_matches_the_soup_path_on_random_fragments() -> None:
         written += 1
         assert mine == convert_soup_path(region), html
     assert written > 700
+
+
+def test_a_whole_body_as_the_region() -> None:
+    for html in (
+        "<html><body><p>a</p> text <ul><li>b</li></ul></body>\n</html>",
+        "<html><body>loose <b>bold</b></body></html>",
+    ):
+        region = parse_html(html).find("body")
+        prepare_region(region)
+        assert write_markdown(region) == convert_soup_path(region)
