@@ -142,3 +142,32 @@ def test_djangodocs_theme_region_is_the_yui_main_column():
     assert "QuerySet API" in text and "qs.all()" in text
     assert "Table of Contents" not in text and "footer text" not in text
     assert "Django documentation" not in text
+
+
+def test_no_character_but_ascii_capitals_lowercases_into_an_affordance_label():
+    """The affordance prefilter (``_SHORT_LINKS``) lower-cases "SRCOUE" alone in XPath:
+    that finds every "src"/"source" Python's lower() finds only if no other character
+    lower-cases to one of those letters."""
+    import sys
+
+    from mdcrawl.extract import _AFFORDANCE_LETTERS
+
+    letters = _AFFORDANCE_LETTERS.lower()
+    others = [
+        c for c in map(chr, range(sys.maxunicode + 1))
+        if c not in _AFFORDANCE_LETTERS and any(x in c.lower() for x in letters) and c not in letters
+    ]
+    assert others == []
+
+
+def test_repeated_source_links_go_whatever_their_case():
+    """The prefilter must keep "SOURCE", "[Src]" and "View Source" links for the test."""
+    region_html = (
+        "<html><body><main>"
+        '<p>fn a() <a href="s1.html">SOURCE</a></p><p>fn b() <a href="s2.html">[Src]</a></p>'
+        '<p>fn c() <a href="s3.html">View Source</a></p>'
+        '<p>fn d() <a href="s4.html">sourcE</a></p></main></body></html>'
+    )
+    root = parse_html(region_html)
+    region = extract_page(root, region_html, "https://x.example/a.html").region
+    assert region.findall(".//a") == [] and "fn d()" in region.text_content()

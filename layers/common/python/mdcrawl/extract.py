@@ -19,7 +19,7 @@ import lxml.html.defs
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
-from . import document
+from . import document, linkjoin
 from . import selectors as sel
 from .selectors import GeneratorRule
 from .template import SiteTemplate, content_region, density_region
@@ -337,11 +337,12 @@ def _first_link(root: HtmlElement, selectors: tuple[str, ...], base: str) -> str
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
+    join = linkjoin.joiner(base).join_defragged  # urldefrag(urljoin(base, href)).url
     for anchor in anchors:
         href = (anchor.get("href") or "").strip()
         if not href:
             continue
-        url = urldefrag(urljoin(base, href)).url
+        url = join(href)
         if url.startswith(_NAV_SCHEMES):
             seen.setdefault(url, None)
     return tuple(seen)
@@ -661,8 +662,16 @@ _WORD_CHAR = re.compile(r"\w")
 _SHORT_FRAGMENT_LINKS = lxml.etree.XPath(
     ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
 )
-# Links whose label could be an affordance's ("[source]", "View source"), found in C.
-_SHORT_LINKS = lxml.etree.XPath(".//a[@href and string-length(normalize-space()) < 16]")
+# Links whose label could be an affordance's ("[source]", "View source"), found in C:
+# short, and holding "src" or "source" in any case (``_is_affordance`` tests the label;
+# no character but the ASCII capitals lower-cases to these letters, so the translate
+# finds every link that test could keep: test_extract checks it).
+_AFFORDANCE_LETTERS = "SRCOUE"
+_LOWERED = f"translate(., '{_AFFORDANCE_LETTERS}', '{_AFFORDANCE_LETTERS.lower()}')"
+_SHORT_LINKS = lxml.etree.XPath(
+    ".//a[@href and string-length(normalize-space()) < 16"
+    f" and (contains({_LOWERED}, 'src') or contains({_LOWERED}, 'source'))]"
+)
 
 
 # Labels of the links a docs page repeats beside each item for the viewer, not the reader:
@@ -773,17 +782,13 @@ def absolutize(region: HtmlElement, base: str) -> None:
     repeat of a link: the plain link attributes are read off each element's own names,
     each distinct link is joined once. A region with links lxml finds in other places
     (``style``, ``<object>``, ``<meta>``, ``<param>``) takes lxml's own walk."""
-    joined: dict[str, str] = {}
+    joiner = linkjoin.joiner(base)  # each distinct link joined once (and fast: linkjoin)
 
     def join(href: str) -> str:
-        found = joined.get(href)
-        if found is None:
-            try:
-                found = urljoin(base, href)
-            except ValueError:
-                found = href
-            joined[href] = found
-        return found
+        try:
+            return joiner.join(href)
+        except ValueError:
+            return href
 
     links: list[tuple[HtmlElement, str, str]] = []
     for element in region.iter(_ELEMENTS):
