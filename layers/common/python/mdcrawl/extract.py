@@ -132,19 +132,54 @@ class SelectorSet:
         self.by_attr = [(k[1:-1], v) for k, v in self.index.items() if k[0] == "["]
         self._classes: dict[str, tuple[list[_Compound], set[str]]] = {}
 
+        self.attr_names = tuple(name for name, _ in self.by_attr)
+
     def find(self, root: HtmlElement) -> list[HtmlElement]:
         """Elements matching any selector (document order for the simple ones)."""
-        hits = self._hits
-        found = [el for el in root.iter(_ELEMENTS) if hits(el)]
+        return self.found(self.scan(root)[0], root)
+
+    def found(self, hits: list[tuple[HtmlElement, list[_Compound]]], root: HtmlElement) -> list:
+        """``find`` from a ``scan`` of ``root``."""
+        elements = [el for el, _ in hits]
         for css in self.complex:
-            found.extend(select(root, css))
-        return found
+            elements.extend(select(root, css))
+        return elements
 
     def present(self, root: HtmlElement) -> set[str]:
         """Which selectors match somewhere under ``root``."""
-        hits = self._hits
-        hit = {c.css for el in root.iter(_ELEMENTS) for c in hits(el)}
+        hit = {c.css for _, compounds in self.scan(root)[0] for c in compounds}
         return hit | {css for css in self.complex if select(root, css)}
+
+    def scan(self, root: HtmlElement) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
+        """The simple selectors' hits under ``root`` (each element with what it matches,
+        in document order), and its distinct class attributes (``class_names``), in one
+        walk. Most elements are rejected on their class alone: the tags indexed are found
+        by libxml2 beforehand, ids and attributes read only when the class says nothing."""
+        tagged = set(root.iter(*self.by_tag)) if self.by_tag else _NO_ELEMENTS
+        entries, class_entry, hits = self._classes, self._class_entry, self._hits
+        by_id, attr_names = self.by_id, self.attr_names
+        classes: set[str] = set()
+        found = []
+        for el in root.iter(_ELEMENTS):
+            get = el.get
+            cls = get("class")
+            if cls:
+                classes.add(cls)
+                maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el in tagged
+            else:
+                maybe = el in tagged
+            if not maybe and by_id:
+                maybe = get("id") in by_id
+            if not maybe:
+                for name in attr_names:
+                    if get(name) is not None:
+                        maybe = True
+                        break
+            if maybe:
+                matched = hits(el)
+                if matched:
+                    found.append((el, matched))
+        return found, classes
 
     def _hits(self, el: HtmlElement) -> list[_Compound]:
         get = el.get
@@ -184,6 +219,7 @@ class SelectorSet:
 
 
 _NONE: list[_Compound] = []
+_NO_ELEMENTS: frozenset = frozenset()
 _NO_CLASSES: set[str] = set()
 _CLASS_CACHE_SIZE = 4096  # distinct class attributes remembered per selector set
 _ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
@@ -350,11 +386,15 @@ def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
 
 def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     """Remove chrome from the region in place (tails kept: they belong to the parent)."""
-    # Pruning only removes classes: the names found now hold all that remain below.
-    classes = class_names(region)
-    _linearise_tab_sets(region, classes)  # first: a tab's label may be a <button>, dropped below
-    drops = sel.COMMON_DROP + (rule.drop if rule else ())
-    doomed = [el for el in selector_set(drops).find(region) if el is not region]
+    drops = selector_set(sel.COMMON_DROP + (rule.drop if rule else ()))
+    # One walk finds the chrome and the region's classes (``class_names``); pruning only
+    # removes classes: the names found now hold all that remain below.
+    hits, found_classes = drops.scan(region)
+    classes = " ".join(found_classes)
+    # first: a tab's label may be a <button>, dropped below (a rewritten tree is walked again)
+    if _linearise_tab_sets(region, classes):
+        hits = drops.scan(region)[0]
+    doomed = [el for el in drops.found(hits, region) if el is not region]
     for element in doomed:
         if element.getparent() is not None:
             element.drop_tree()
@@ -377,8 +417,10 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
         wbr.drop_tag()
 
 
-def _linearise_tab_sets(region: HtmlElement, classes: str) -> None:
-    """Each tab's label, as a bold line, then its panel; the tab widget itself goes."""
+def _linearise_tab_sets(region: HtmlElement, classes: str) -> bool:
+    """Each tab's label, as a bold line, then its panel; the tab widget itself goes.
+    Whether any tab set was found."""
+    changed = False
     for tabs in sel.TAB_SETS:
         containers = select_known(region, tabs.container, classes)
         sets = set(containers)
@@ -413,6 +455,8 @@ def _linearise_tab_sets(region: HtmlElement, classes: str) -> None:
             container.text = None
             container.tag = "div"
             container.extend(blocks)
+            changed = True
+    return changed
 
 
 _BRACKETED_LABEL = re.compile(r"\[\w[\w -]*\]")
