@@ -252,8 +252,11 @@ def redirect_target(root: HtmlElement, base: str) -> str | None:
     return urljoin(base, target.strip("'\" ")) if target else None
 
 
+_GENERATOR_METAS = (("name", "generator"), ("name", "Generator"))
+
+
 def detect_generator(root: HtmlElement) -> GeneratorRule | None:
-    generator = " ".join(root.xpath("//meta[@name='generator' or @name='Generator']/@content"))
+    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS))
     generator = generator.lower()
     markers = tuple(m for rule in sel.GENERATORS for m in rule.markers)
     present = selector_set(markers).present(root)
