@@ -171,3 +171,18 @@ def test_repeated_source_links_go_whatever_their_case():
     root = parse_html(region_html)
     region = extract_page(root, region_html, "https://x.example/a.html").region
     assert region.findall(".//a") == [] and "fn d()" in region.text_content()
+
+
+def test_selector_set_scan_reads_ids_and_attributes_beside_any_class():
+    """The scan rejects most elements on their class: an element matched by its tag, id
+    or an attribute must still be found when its class names nothing a selector wants."""
+    root = parse_html(
+        "<html><body><main>"
+        '<div class="plain" id="cookie-banner">a</div><div class="plain" role="search">b</div>'
+        '<div class="plain" aria-label="breadcrumbs">c</div><nav class="plain">d</nav>'
+        '<p class="skip-link extra">e</p><p class="skip-linked">f</p><p id="searchbox">g</p>'
+        "</main></body></html>"
+    )
+    fast = SelectorSet(sel.COMMON_DROP).find(root)
+    slow = [el for el in root.iter() if any(el in select(root, css) for css in sel.COMMON_DROP)]
+    assert fast == slow and [el.text for el in fast] == ["a", "b", "c", "d", "e", "g"]
