@@ -186,3 +186,19 @@ def test_selector_set_scan_reads_ids_and_attributes_beside_any_class():
     fast = SelectorSet(sel.COMMON_DROP).find(root)
     slow = [el for el in root.iter() if any(el in select(root, css) for css in sel.COMMON_DROP)]
     assert fast == slow and [el.text for el in fast] == ["a", "b", "c", "d", "e", "g"]
+
+
+def test_text_of_and_has_text_read_what_text_content_reads():
+    from mdcrawl.extract import has_text, text_of
+
+    root = parse_html(
+        "<html><body><div>"
+        '<a href="#a">¶</a><a href="#b"><span>§</span> x</a><a href="#c"></a>'
+        "<a>a<!-- c -->b</a><p>\u00a0<b> </b>\u2003</p><p>\u00a0<b> y</b></p><p><!-- only --></p>"
+        "</div></body></html>"
+    )
+    elements = [el for el in root.iter() if isinstance(el.tag, str)]
+    assert len(elements) > 10
+    for element in elements:
+        assert text_of(element) == element.text_content()
+        assert has_text(element) == bool(element.text_content().strip())
