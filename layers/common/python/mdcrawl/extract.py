@@ -256,16 +256,35 @@ _GENERATOR_METAS = (("name", "generator"), ("name", "Generator"))
 
 
 def detect_generator(root: HtmlElement) -> GeneratorRule | None:
+    return _detect(root)[0]
+
+
+Scan = tuple[list[tuple[HtmlElement, list[_Compound]]], set[str]]  # SelectorSet.scan's
+
+
+def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
+    """The page's generator rule, and the page's scan for every marker and every drop
+    rule: the walk that finds the markers finds the chrome ``prune`` drops as well."""
     generator = " ".join(document.meta_contents(root, _GENERATOR_METAS))
     generator = generator.lower()
-    markers = tuple(m for rule in sel.GENERATORS for m in rule.markers)
-    present = selector_set(markers).present(root)
+    page = _page_selectors()
+    scan = page.scan(root)
+    present = {c.css for _, compounds in scan[0] for c in compounds}
+    present |= {css for css in page.complex if select(root, css)}
     for rule in sel.GENERATORS:
         if rule.generator and rule.generator in generator:
-            return rule
+            return rule, scan
         if any(marker in present for marker in rule.markers):
-            return rule
-    return None
+            return rule, scan
+    return None, scan
+
+
+@lru_cache(maxsize=1)
+def _page_selectors() -> SelectorSet:
+    """Every generator's markers and every drop rule, as one set (``_detect``)."""
+    markers = tuple(m for rule in sel.GENERATORS for m in rule.markers)
+    drops = tuple(d for rule in sel.GENERATORS for d in rule.drop)
+    return selector_set(tuple(dict.fromkeys(markers + sel.COMMON_DROP + drops)))
 
 
 def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlElement, str] | None:
@@ -387,12 +406,15 @@ def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
-    """Remove chrome from the region in place (tails kept: they belong to the parent)."""
+def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = None) -> None:
+    """Remove chrome from the region in place (tails kept: they belong to the parent).
+    ``page``: ``_detect``'s scan of the page holding the region, when nothing changed
+    the tree since (the region was only selected), saving the region its own walk."""
     drops = selector_set(sel.COMMON_DROP + (rule.drop if rule else ()))
-    # One walk finds the chrome and the region's classes (``class_names``); pruning only
-    # removes classes: the names found now hold all that remain below.
-    hits, found_classes = drops.scan(region)
+    # One walk finds the chrome and the region's classes (``class_names``; the page's
+    # hold the region's: a class the region lacks only costs a query that finds nothing);
+    # pruning only removes classes: the names found now hold all that remain below.
+    hits, found_classes = drops.scan(region) if page is None else _within(page, region, drops)
     classes = " ".join(found_classes)
     # first: a tab's label may be a <button>, dropped below (a rewritten tree is walked again)
     if _linearise_tab_sets(region, classes):
@@ -418,6 +440,36 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
     # libxml2 does not know <wbr> is empty and may nest the following text inside it.
     for wbr in list(region.iter("wbr")):
         wbr.drop_tag()
+
+
+def _within(page: Scan, region: HtmlElement, drops: SelectorSet) -> Scan:
+    """The page's scan cut to the hits under ``region`` (or it) and to ``drops``."""
+    wanted = {c.css for compounds in drops.index.values() for c in compounds}
+    inside: dict[HtmlElement, bool] = {region: True}  # holds each proxy: ids stay unique
+    hits = []
+    for element, compounds in page[0]:
+        matched = [c for c in compounds if c.css in wanted]
+        if matched and _is_inside(element, inside):
+            hits.append((element, matched))
+    return hits, page[1]
+
+
+def _is_inside(element: HtmlElement, known: dict[HtmlElement, bool]) -> bool:
+    """Whether an ancestor-or-self of ``element`` is the region ``known`` was seeded
+    with; every element climbed is remembered, so each is climbed once."""
+    chain = []
+    node: HtmlElement | None = element
+    verdict = False
+    while node is not None:
+        found = known.get(node)
+        if found is not None:
+            verdict = found
+            break
+        chain.append(node)
+        node = node.getparent()
+    for climbed in chain:
+        known[climbed] = verdict
+    return verdict
 
 
 def _linearise_tab_sets(region: HtmlElement, classes: str) -> bool:
@@ -881,9 +933,16 @@ def extract_page(
     """Run the cascade on a parsed page; the region comes back pruned and absolute.
     ``generator_rules=False`` uses no generator rule at all (the generic engine alone)."""
     base = page_base_url(root, url)
-    rule = detect_generator(root) if generator_rules else None
+    rule, page = _detect(root) if generator_rules else (None, None)
     nav = site_nav(root, rule, base)
     region, extractor, quality = find_region(root, html, rule, template)
-    prune(region, rule if extractor == (rule.name if rule else None) else None)
+    # A rule's or a structural selector's region is part of the page, untouched since the
+    # page's scan; the template's and density's dropped chrome, readability's is new.
+    selected = extractor == (rule.name if rule else None) or extractor.startswith("structural:")
+    prune(
+        region,
+        rule if extractor == (rule.name if rule else None) else None,
+        page if selected else None,
+    )
     absolutize(region, base)
     return Extraction(region, extractor, quality, nav, base, redirect_target(root, base))
