@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urljoin
 
+import lxml.html
 import pytest
 from mdcrawl import selectors as sel
 from mdcrawl.extract import (
@@ -202,3 +203,43 @@ def test_text_of_and_has_text_read_what_text_content_reads():
     for element in elements:
         assert text_of(element) == element.text_content()
         assert has_text(element) == bool(element.text_content().strip())
+
+
+_RUSTDOC_PAGE = (
+    '<html><body class="rustdoc"><nav class="sidebar"><div class="sidebar-elems">'
+    '<a href="a.html" class="srclink">outside</a></div></nav>'
+    '<section id="main-content"><h1>Struct Span</h1>'
+    '<p>kept <span class="viewcode-link">another rule drops this</span></p>'
+    '<p>kept <span class="sidebar-tree">a marker, no drop</span></p>'
+    '<p>gone <a class="srclink" href="s.html">source</a> <button>copy</button></p>'
+    "</section></body></html>"
+)
+
+
+def test_a_region_pruned_from_the_page_scan_drops_only_its_rule_s_chrome():
+    """The page's one scan holds every rule's markers and drops: the region keeps what
+    its own rule does not drop and loses what it does, as a walk of its own would."""
+    root = parse_html(_RUSTDOC_PAGE)
+    extraction = extract_page(root, _RUSTDOC_PAGE, "https://x.example/struct.Span.html")
+    assert extraction.extractor == "rustdoc"
+    text = extraction.region.text_content()
+    assert "another rule drops this" in text and "a marker, no drop" in text
+    assert "source" not in text and "copy" not in text
+    # The chrome outside the region is not the region's to drop.
+    assert root.find(".//div[@class='sidebar-elems']/a") is not None
+
+
+def test_pruning_from_the_page_scan_gives_what_the_region_s_own_walk_gives():
+    from mdcrawl import extract
+
+    for path in sorted(PAGES.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        pruned = []
+        for page_scan in (True, False):
+            root = parse_html(html)
+            rule, scan = extract._detect(root)
+            region, extractor, _ = extract.find_region(root, html, rule, None)
+            own = rule if rule is not None and extractor == rule.name else None
+            extract.prune(region, own, scan if page_scan else None)
+            pruned.append(lxml.html.tostring(region))
+        assert pruned[0] == pruned[1], path
