@@ -155,3 +155,23 @@ def test_a_page_nesting_past_every_limit_gives_the_same_links_either_side(
     alone = page_links(body, URL)
     assert read == alone
     assert alone[-2:] == ("http://docs.test/guide/in.html", "http://docs.test/guide/after.html")
+
+
+def test_meta_contents_and_base_href_read_what_xpath_reads():
+    """The walks by tag name find what the XPath they replace finds, in its order."""
+    from mdcrawl.document import meta_contents
+
+    page = parse_html(
+        '<html><head><meta name="description" content="one">'
+        '<meta property="og:description" content="two"><meta name="generator">'
+        '<meta name="Generator" content="Gen 1"><base target="_top"><base href="/a/">'
+        '</head><body><meta name="description" content="three"><base href="/b/">'
+        "</body></html>"
+    )
+    wanted = (("name", "description"), ("property", "og:description"))
+    xpath = "//meta[@name='description' or @property='og:description']/@content"
+    assert meta_contents(page, wanted) == page.xpath(xpath) == ["one", "two", "three"]
+    generators = (("name", "generator"), ("name", "Generator"))
+    assert meta_contents(page, generators) == ["Gen 1"]
+    assert base_href(page) == "/a/" == page.xpath("//base/@href")[0]
+    assert base_href(parse_html("<p>no base</p>")) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urljoin
 
+import lxml.html
 import pytest
 from mdcrawl import selectors as sel
 from mdcrawl.extract import (
@@ -142,3 +143,103 @@ def test_djangodocs_theme_region_is_the_yui_main_column():
     assert "QuerySet API" in text and "qs.all()" in text
     assert "Table of Contents" not in text and "footer text" not in text
     assert "Django documentation" not in text
+
+
+def test_no_character_but_ascii_capitals_lowercases_into_an_affordance_label():
+    """The affordance prefilter (``_SHORT_LINKS``) lower-cases "SRCOUE" alone in XPath:
+    that finds every "src"/"source" Python's lower() finds only if no other character
+    lower-cases to one of those letters."""
+    import sys
+
+    from mdcrawl.extract import _AFFORDANCE_LETTERS
+
+    letters = _AFFORDANCE_LETTERS.lower()
+    others = [
+        c for c in map(chr, range(sys.maxunicode + 1))
+        if c not in _AFFORDANCE_LETTERS and any(x in c.lower() for x in letters) and c not in letters
+    ]
+    assert others == []
+
+
+def test_repeated_source_links_go_whatever_their_case():
+    """The prefilter must keep "SOURCE", "[Src]" and "View Source" links for the test."""
+    region_html = (
+        "<html><body><main>"
+        '<p>fn a() <a href="s1.html">SOURCE</a></p><p>fn b() <a href="s2.html">[Src]</a></p>'
+        '<p>fn c() <a href="s3.html">View Source</a></p>'
+        '<p>fn d() <a href="s4.html">sourcE</a></p></main></body></html>'
+    )
+    root = parse_html(region_html)
+    region = extract_page(root, region_html, "https://x.example/a.html").region
+    assert region.findall(".//a") == [] and "fn d()" in region.text_content()
+
+
+def test_selector_set_scan_reads_ids_and_attributes_beside_any_class():
+    """The scan rejects most elements on their class: an element matched by its tag, id
+    or an attribute must still be found when its class names nothing a selector wants."""
+    root = parse_html(
+        "<html><body><main>"
+        '<div class="plain" id="cookie-banner">a</div><div class="plain" role="search">b</div>'
+        '<div class="plain" aria-label="breadcrumbs">c</div><nav class="plain">d</nav>'
+        '<p class="skip-link extra">e</p><p class="skip-linked">f</p><p id="searchbox">g</p>'
+        "</main></body></html>"
+    )
+    fast = SelectorSet(sel.COMMON_DROP).find(root)
+    slow = [el for el in root.iter() if any(el in select(root, css) for css in sel.COMMON_DROP)]
+    assert fast == slow and [el.text for el in fast] == ["a", "b", "c", "d", "e", "g"]
+
+
+def test_text_of_and_has_text_read_what_text_content_reads():
+    from mdcrawl.extract import has_text, text_of
+
+    root = parse_html(
+        "<html><body><div>"
+        '<a href="#a">¶</a><a href="#b"><span>§</span> x</a><a href="#c"></a>'
+        "<a>a<!-- c -->b</a><p>\u00a0<b> </b>\u2003</p><p>\u00a0<b> y</b></p><p><!-- only --></p>"
+        "</div></body></html>"
+    )
+    elements = [el for el in root.iter() if isinstance(el.tag, str)]
+    assert len(elements) > 10
+    for element in elements:
+        assert text_of(element) == element.text_content()
+        assert has_text(element) == bool(element.text_content().strip())
+
+
+_RUSTDOC_PAGE = (
+    '<html><body class="rustdoc"><nav class="sidebar"><div class="sidebar-elems">'
+    '<a href="a.html" class="srclink">outside</a></div></nav>'
+    '<section id="main-content"><h1>Struct Span</h1>'
+    '<p>kept <span class="viewcode-link">another rule drops this</span></p>'
+    '<p>kept <span class="sidebar-tree">a marker, no drop</span></p>'
+    '<p>gone <a class="srclink" href="s.html">source</a> <button>copy</button></p>'
+    "</section></body></html>"
+)
+
+
+def test_a_region_pruned_from_the_page_scan_drops_only_its_rule_s_chrome():
+    """The page's one scan holds every rule's markers and drops: the region keeps what
+    its own rule does not drop and loses what it does, as a walk of its own would."""
+    root = parse_html(_RUSTDOC_PAGE)
+    extraction = extract_page(root, _RUSTDOC_PAGE, "https://x.example/struct.Span.html")
+    assert extraction.extractor == "rustdoc"
+    text = extraction.region.text_content()
+    assert "another rule drops this" in text and "a marker, no drop" in text
+    assert "source" not in text and "copy" not in text
+    # The chrome outside the region is not the region's to drop.
+    assert root.find(".//div[@class='sidebar-elems']/a") is not None
+
+
+def test_pruning_from_the_page_scan_gives_what_the_region_s_own_walk_gives():
+    from mdcrawl import extract
+
+    for path in sorted(PAGES.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        pruned = []
+        for page_scan in (True, False):
+            root = parse_html(html)
+            rule, scan = extract._detect(root)
+            region, extractor, _ = extract.find_region(root, html, rule, None)
+            own = rule if rule is not None and extractor == rule.name else None
+            extract.prune(region, own, scan if page_scan else None)
+            pruned.append(lxml.html.tostring(region))
+        assert pruned[0] == pruned[1], path

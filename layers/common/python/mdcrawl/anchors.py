@@ -33,6 +33,8 @@ def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
     """Mark the region's ids in its text; returns the ids of each marker, by number."""
     slots: dict[tuple[HtmlElement, bool], list[str]] = {}  # (element, its tail?) -> ids
     for element in _HAS_ID(region):
+        if element is region and not _OWN_ID(region):
+            continue  # a region that is an <a name> is no anchor inside itself
         ids = _ids(element)
         slot = _slot_in(element) or _slot_after(element, region)
         if ids and slot is not None:
@@ -46,7 +48,13 @@ def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
     return groups
 
 
-_HAS_ID = lxml.etree.XPath(f"descendant-or-self::*[@id or @{ID_ALIASES}] | .//a[@name]")
+# ``descendant-or-self::*[@id or @alias] | .//a[@name]`` as one path (a union sorts its
+# two node sets into one: a fifth of the time); ``.//`` leaves out the region itself, so
+# the region is kept only for an id of its own (``_OWN_ID``).
+_HAS_ID = lxml.etree.XPath(
+    f"descendant-or-self::*[@id or @{ID_ALIASES} or (self::a and @name)]"
+)
+_OWN_ID = lxml.etree.XPath(f"boolean(self::*[@id or @{ID_ALIASES}])")
 
 
 def _slot_in(element: HtmlElement) -> tuple[HtmlElement, bool] | None:

@@ -14,7 +14,7 @@ import re
 from lxml.html import HtmlElement
 
 from . import selectors as sel
-from .extract import class_names, is_permalink_glyph, move_ids, select_known
+from .extract import class_names, is_permalink_glyph, move_ids, select_known, text_of
 
 LANG_ATTR = "data-mdcrawl-lang"
 LABEL_ATTR = "data-mdcrawl-label"
@@ -69,7 +69,7 @@ def _drop_permalinks(region: HtmlElement) -> None:
     words) goes; its id stays a target on the heading."""
     for heading in region.iter("h1", "h2", "h3", "h4", "h5", "h6"):
         for anchor in list(heading.iter("a")):
-            if "#" in (anchor.get("href") or "") and is_permalink_glyph(anchor.text_content()):
+            if "#" in (anchor.get("href") or "") and is_permalink_glyph(text_of(anchor)):
                 move_ids(anchor, heading)
                 anchor.drop_tree()
 

@@ -13,7 +13,7 @@ from lxml.html import HtmlElement
 
 from . import template as tpl
 from .depth import parse_bounded
-from .document import Document, parse_document
+from .document import Document, meta_contents, parse_document
 from .extract import decode_html, detect_generator, extract_page
 from .markdown import render_markdown
 from .models import ConvertedPage
@@ -176,9 +176,12 @@ def _holds(words: list[str], bounded: list[bool], run: list[str]) -> bool:
     )
 
 
+_DESCRIPTION_METAS = (("name", "description"), ("property", "og:description"))
+
+
 def page_description(root: HtmlElement, region: HtmlElement) -> str:
     """meta description, else the first sentence of the first paragraph; one line."""
-    metas = root.xpath("//meta[@name='description' or @property='og:description']/@content")
+    metas = meta_contents(root, _DESCRIPTION_METAS)
     text = next((_one_line(m) for m in metas if m.strip()), "")
     if not text:
         for paragraph in region.iter("p"):

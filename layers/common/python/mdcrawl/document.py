@@ -89,9 +89,25 @@ def bounded(page: Document) -> Document:
 
 def base_href(root: HtmlElement) -> str | None:
     """The first ``<base href>`` as written (only the first counts), if any."""
-    for href in root.xpath("//base/@href")[:1]:
-        return str(href)
+    # iter() by tag name, not XPath: lxml answers at once for a page with no <base>
+    # (the name is not in its parser's dictionary), where ``//base`` walked every node.
+    for base in root.iter("base"):
+        href = base.get("href")
+        if href is not None:
+            return href
     return None
+
+
+def meta_contents(root: HtmlElement, wanted: tuple[tuple[str, str], ...]) -> list[str]:
+    """``//meta[@a='v' or @b='w' ...]/@content`` for ``wanted`` = ((a, v), (b, w), ...),
+    in document order: a walk in C by tag name, without XPath's ``//`` (twice as slow on
+    a big page)."""
+    found = []
+    for meta in root.iter("meta"):
+        content = meta.get("content")
+        if content is not None and any(meta.get(name) == value for name, value in wanted):
+            found.append(content)
+    return found
 
 
 def is_refresh(element: HtmlElement) -> bool:

@@ -19,7 +19,7 @@ import lxml.html.defs
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
-from . import document
+from . import document, linkjoin
 from . import selectors as sel
 from .selectors import GeneratorRule
 from .template import SiteTemplate, content_region, density_region
@@ -132,19 +132,54 @@ class SelectorSet:
         self.by_attr = [(k[1:-1], v) for k, v in self.index.items() if k[0] == "["]
         self._classes: dict[str, tuple[list[_Compound], set[str]]] = {}
 
+        self.attr_names = tuple(name for name, _ in self.by_attr)
+
     def find(self, root: HtmlElement) -> list[HtmlElement]:
         """Elements matching any selector (document order for the simple ones)."""
-        hits = self._hits
-        found = [el for el in root.iter(_ELEMENTS) if hits(el)]
+        return self.found(self.scan(root)[0], root)
+
+    def found(self, hits: list[tuple[HtmlElement, list[_Compound]]], root: HtmlElement) -> list:
+        """``find`` from a ``scan`` of ``root``."""
+        elements = [el for el, _ in hits]
         for css in self.complex:
-            found.extend(select(root, css))
-        return found
+            elements.extend(select(root, css))
+        return elements
 
     def present(self, root: HtmlElement) -> set[str]:
         """Which selectors match somewhere under ``root``."""
-        hits = self._hits
-        hit = {c.css for el in root.iter(_ELEMENTS) for c in hits(el)}
+        hit = {c.css for _, compounds in self.scan(root)[0] for c in compounds}
         return hit | {css for css in self.complex if select(root, css)}
+
+    def scan(self, root: HtmlElement) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
+        """The simple selectors' hits under ``root`` (each element with what it matches,
+        in document order), and its distinct class attributes (``class_names``), in one
+        walk. Most elements are rejected on their class alone: the tags indexed are found
+        by libxml2 beforehand, ids and attributes read only when the class says nothing."""
+        tagged = set(root.iter(*self.by_tag)) if self.by_tag else _NO_ELEMENTS
+        entries, class_entry, hits = self._classes, self._class_entry, self._hits
+        by_id, attr_names = self.by_id, self.attr_names
+        classes: set[str] = set()
+        found = []
+        for el in root.iter(_ELEMENTS):
+            get = el.get
+            cls = get("class")
+            if cls:
+                classes.add(cls)
+                maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el in tagged
+            else:
+                maybe = el in tagged
+            if not maybe and by_id:
+                maybe = get("id") in by_id
+            if not maybe:
+                for name in attr_names:
+                    if get(name) is not None:
+                        maybe = True
+                        break
+            if maybe:
+                matched = hits(el)
+                if matched:
+                    found.append((el, matched))
+        return found, classes
 
     def _hits(self, el: HtmlElement) -> list[_Compound]:
         get = el.get
@@ -184,6 +219,7 @@ class SelectorSet:
 
 
 _NONE: list[_Compound] = []
+_NO_ELEMENTS: frozenset = frozenset()
 _NO_CLASSES: set[str] = set()
 _CLASS_CACHE_SIZE = 4096  # distinct class attributes remembered per selector set
 _ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
@@ -216,23 +252,45 @@ def redirect_target(root: HtmlElement, base: str) -> str | None:
     return urljoin(base, target.strip("'\" ")) if target else None
 
 
+_GENERATOR_METAS = (("name", "generator"), ("name", "Generator"))
+
+
 def detect_generator(root: HtmlElement) -> GeneratorRule | None:
-    generator = " ".join(root.xpath("//meta[@name='generator' or @name='Generator']/@content"))
+    return _detect(root)[0]
+
+
+Scan = tuple[list[tuple[HtmlElement, list[_Compound]]], set[str]]  # SelectorSet.scan's
+
+
+def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
+    """The page's generator rule, and the page's scan for every marker and every drop
+    rule: the walk that finds the markers finds the chrome ``prune`` drops as well."""
+    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS))
     generator = generator.lower()
-    markers = tuple(m for rule in sel.GENERATORS for m in rule.markers)
-    present = selector_set(markers).present(root)
+    page = _page_selectors()
+    scan = page.scan(root)
+    present = {c.css for _, compounds in scan[0] for c in compounds}
+    present |= {css for css in page.complex if select(root, css)}
     for rule in sel.GENERATORS:
         if rule.generator and rule.generator in generator:
-            return rule
+            return rule, scan
         if any(marker in present for marker in rule.markers):
-            return rule
-    return None
+            return rule, scan
+    return None, scan
+
+
+@lru_cache(maxsize=1)
+def _page_selectors() -> SelectorSet:
+    """Every generator's markers and every drop rule, as one set (``_detect``)."""
+    markers = tuple(m for rule in sel.GENERATORS for m in rule.markers)
+    drops = tuple(d for rule in sel.GENERATORS for d in rule.drop)
+    return selector_set(tuple(dict.fromkeys(markers + sel.COMMON_DROP + drops)))
 
 
 def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlElement, str] | None:
     for css in selectors:
         for element in select(root, css):
-            if element.text_content().strip():
+            if has_text(element):
                 return element, css
     return None
 
@@ -337,23 +395,31 @@ def _first_link(root: HtmlElement, selectors: tuple[str, ...], base: str) -> str
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
+    join = linkjoin.joiner(base).join_defragged  # urldefrag(urljoin(base, href)).url
     for anchor in anchors:
         href = (anchor.get("href") or "").strip()
         if not href:
             continue
-        url = urldefrag(urljoin(base, href)).url
+        url = join(href)
         if url.startswith(_NAV_SCHEMES):
             seen.setdefault(url, None)
     return tuple(seen)
 
 
-def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
-    """Remove chrome from the region in place (tails kept: they belong to the parent)."""
-    # Pruning only removes classes: the names found now hold all that remain below.
-    classes = class_names(region)
-    _linearise_tab_sets(region, classes)  # first: a tab's label may be a <button>, dropped below
-    drops = sel.COMMON_DROP + (rule.drop if rule else ())
-    doomed = [el for el in selector_set(drops).find(region) if el is not region]
+def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = None) -> None:
+    """Remove chrome from the region in place (tails kept: they belong to the parent).
+    ``page``: ``_detect``'s scan of the page holding the region, when nothing changed
+    the tree since (the region was only selected), saving the region its own walk."""
+    drops = selector_set(sel.COMMON_DROP + (rule.drop if rule else ()))
+    # One walk finds the chrome and the region's classes (``class_names``; the page's
+    # hold the region's: a class the region lacks only costs a query that finds nothing);
+    # pruning only removes classes: the names found now hold all that remain below.
+    hits, found_classes = drops.scan(region) if page is None else _within(page, region, drops)
+    classes = " ".join(found_classes)
+    # first: a tab's label may be a <button>, dropped below (a rewritten tree is walked again)
+    if _linearise_tab_sets(region, classes):
+        hits = drops.scan(region)[0]
+    doomed = [el for el in drops.found(hits, region) if el is not region]
     for element in doomed:
         if element.getparent() is not None:
             element.drop_tree()
@@ -376,8 +442,40 @@ def prune(region: HtmlElement, rule: GeneratorRule | None) -> None:
         wbr.drop_tag()
 
 
-def _linearise_tab_sets(region: HtmlElement, classes: str) -> None:
-    """Each tab's label, as a bold line, then its panel; the tab widget itself goes."""
+def _within(page: Scan, region: HtmlElement, drops: SelectorSet) -> Scan:
+    """The page's scan cut to the hits under ``region`` (or it) and to ``drops``."""
+    wanted = {c.css for compounds in drops.index.values() for c in compounds}
+    inside: dict[HtmlElement, bool] = {region: True}  # holds each proxy: ids stay unique
+    hits = []
+    for element, compounds in page[0]:
+        matched = [c for c in compounds if c.css in wanted]
+        if matched and _is_inside(element, inside):
+            hits.append((element, matched))
+    return hits, page[1]
+
+
+def _is_inside(element: HtmlElement, known: dict[HtmlElement, bool]) -> bool:
+    """Whether an ancestor-or-self of ``element`` is the region ``known`` was seeded
+    with; every element climbed is remembered, so each is climbed once."""
+    chain = []
+    node: HtmlElement | None = element
+    verdict = False
+    while node is not None:
+        found = known.get(node)
+        if found is not None:
+            verdict = found
+            break
+        chain.append(node)
+        node = node.getparent()
+    for climbed in chain:
+        known[climbed] = verdict
+    return verdict
+
+
+def _linearise_tab_sets(region: HtmlElement, classes: str) -> bool:
+    """Each tab's label, as a bold line, then its panel; the tab widget itself goes.
+    Whether any tab set was found."""
+    changed = False
     for tabs in sel.TAB_SETS:
         containers = select_known(region, tabs.container, classes)
         sets = set(containers)
@@ -412,6 +510,8 @@ def _linearise_tab_sets(region: HtmlElement, classes: str) -> None:
             container.text = None
             container.tag = "div"
             container.extend(blocks)
+            changed = True
+    return changed
 
 
 _BRACKETED_LABEL = re.compile(r"\[\w[\w -]*\]")
@@ -423,7 +523,7 @@ def _drop_code_annotations(region: HtmlElement) -> None:
     listing links is written with its brackets."""
     for pre in region.iter("pre"):
         for anchor in list(pre.iter("a")):
-            if anchor.get("href") and _BRACKETED_LABEL.fullmatch(anchor.text_content().strip()):
+            if anchor.get("href") and _BRACKETED_LABEL.fullmatch(text_of(anchor).strip()):
                 anchor.drop_tree()
 
 
@@ -620,7 +720,7 @@ def _unwrap_heading_self_links(region: HtmlElement) -> None:
             href = (anchor.get("href") or "").strip()
             if href.startswith("#") or not href and (anchor.get("name") or anchor.get("id")):
                 move_ids(anchor, heading)
-                if href and is_permalink_glyph(anchor.text_content()):
+                if href and is_permalink_glyph(text_of(anchor)):
                     anchor.drop_tree()
                 else:
                     anchor.drop_tag()
@@ -628,6 +728,20 @@ def _unwrap_heading_self_links(region: HtmlElement) -> None:
 
 ID_ALIASES = "data-mdcrawl-ids"  # ids of removed elements, kept as targets on their holder
 PERMALINK_GLYPHS = frozenset({"", "#", "¶", "§", "🔗", "⚓", "¤", "∞", "link", "permalink"})
+
+
+def text_of(element: HtmlElement) -> str:
+    """``element.text_content()``; an element of text alone (most links) is answered
+    from its ``text``, without the XPath call."""
+    if len(element):
+        return element.text_content()
+    return element.text or ""
+
+
+def has_text(element: HtmlElement) -> bool:
+    """``element.text_content().strip() != ""``, stopping at the first text that is not
+    blank instead of joining a whole region's text."""
+    return any(text.strip() for text in element.itertext())
 
 
 def is_permalink_glyph(text: str) -> bool:
@@ -661,8 +775,16 @@ _WORD_CHAR = re.compile(r"\w")
 _SHORT_FRAGMENT_LINKS = lxml.etree.XPath(
     ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
 )
-# Links whose label could be an affordance's ("[source]", "View source"), found in C.
-_SHORT_LINKS = lxml.etree.XPath(".//a[@href and string-length(normalize-space()) < 16]")
+# Links whose label could be an affordance's ("[source]", "View source"), found in C:
+# short, and holding "src" or "source" in any case (``_is_affordance`` tests the label;
+# no character but the ASCII capitals lower-cases to these letters, so the translate
+# finds every link that test could keep: test_extract checks it).
+_AFFORDANCE_LETTERS = "SRCOUE"
+_LOWERED = f"translate(., '{_AFFORDANCE_LETTERS}', '{_AFFORDANCE_LETTERS.lower()}')"
+_SHORT_LINKS = lxml.etree.XPath(
+    ".//a[@href and string-length(normalize-space()) < 16"
+    f" and (contains({_LOWERED}, 'src') or contains({_LOWERED}, 'source'))]"
+)
 
 
 # Labels of the links a docs page repeats beside each item for the viewer, not the reader:
@@ -773,17 +895,13 @@ def absolutize(region: HtmlElement, base: str) -> None:
     repeat of a link: the plain link attributes are read off each element's own names,
     each distinct link is joined once. A region with links lxml finds in other places
     (``style``, ``<object>``, ``<meta>``, ``<param>``) takes lxml's own walk."""
-    joined: dict[str, str] = {}
+    joiner = linkjoin.joiner(base)  # each distinct link joined once (and fast: linkjoin)
 
     def join(href: str) -> str:
-        found = joined.get(href)
-        if found is None:
-            try:
-                found = urljoin(base, href)
-            except ValueError:
-                found = href
-            joined[href] = found
-        return found
+        try:
+            return joiner.join(href)
+        except ValueError:
+            return href
 
     links: list[tuple[HtmlElement, str, str]] = []
     for element in region.iter(_ELEMENTS):
@@ -815,9 +933,16 @@ def extract_page(
     """Run the cascade on a parsed page; the region comes back pruned and absolute.
     ``generator_rules=False`` uses no generator rule at all (the generic engine alone)."""
     base = page_base_url(root, url)
-    rule = detect_generator(root) if generator_rules else None
+    rule, page = _detect(root) if generator_rules else (None, None)
     nav = site_nav(root, rule, base)
     region, extractor, quality = find_region(root, html, rule, template)
-    prune(region, rule if extractor == (rule.name if rule else None) else None)
+    # A rule's or a structural selector's region is part of the page, untouched since the
+    # page's scan; the template's and density's dropped chrome, readability's is new.
+    selected = extractor == (rule.name if rule else None) or extractor.startswith("structural:")
+    prune(
+        region,
+        rule if extractor == (rule.name if rule else None) else None,
+        page if selected else None,
+    )
     absolutize(region, base)
     return Extraction(region, extractor, quality, nav, base, redirect_target(root, base))
