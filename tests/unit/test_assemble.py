@@ -340,3 +340,32 @@ def test_loose_fragments_read_ascii_and_unicode_alike(fragment: str) -> None:
     from mdcrawl.assemble import _NOT_ALNUM, _loose
 
     assert _loose(fragment) == "~" + _NOT_ALNUM.sub("", fragment.lower())
+
+
+def test_a_link_repeated_across_pages_is_rewritten_for_each_page() -> None:
+    """The same link text on several pages (rewritings are remembered by link and by URL):
+    on its target's own page it points at that page's top, elsewhere at the target's
+    file; a fragment naming no heading is counted on every page, once per occurrence."""
+    twice = (
+        "[A](https://docs.example.org/docs/a.html) and"
+        " [gone](https://docs.example.org/docs/a.html#nowhere)"
+    )
+    markdown = {
+        "a": f"# Alpha\n\n{twice}\n",
+        "b": f"# Beta\n\n{twice}, {twice}\n",
+    }
+    pages = [
+        record("a.html", 0, "a", title="Alpha", words=3),
+        record("b.html", 1, "b", title="Beta", words=3),
+    ]
+    job = Job(job_id="j1", url=ROOT + "a.html", options=CrawlOptions())
+    recorder = Recorder()
+    write_outputs(job, pages, markdown.__getitem__, recorder.open)
+    alpha, beta = recorder.text("pages/0001-a.md"), recorder.text("pages/0002-b.md")
+    assert "[A](#alpha) and [gone](#alpha)" in alpha
+    assert beta.count("[A](0001-a.md) and [gone](0001-a.md)") == 2
+    docs = recorder.text("docs.md")
+    assert docs.count("[A](#alpha-1) and [gone](#alpha-1)") == 3  # "alpha": the title
+    lines = [json.loads(line) for line in recorder.text("manifest.jsonl").splitlines()]
+    unresolved = [line["warnings"].get("unresolved_links") for line in lines]
+    assert unresolved == [1, 2]

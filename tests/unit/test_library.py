@@ -210,3 +210,28 @@ def test_heading_paths_are_stored_as_json_would_write_them(path: tuple[str, ...]
 
     assert _json_strings(path) == json.dumps(list(path), ensure_ascii=False)
     assert tuple(json.loads(_json_strings(path))) == path
+
+
+def test_chunks_given_as_their_lines_are_indexed_as_the_chunks_themselves(
+    tmp_path: Path,
+) -> None:
+    """A chunker may answer a page's ``chunks.jsonl`` lines (a local crawl's kept ones):
+    every column of every chunk row is what the ``Chunk`` objects give, including text
+    with characters other readers would cut lines at, and a page with no chunk."""
+    from mdcrawl.adapters.local.blobs import FileBlobStore
+    from mdcrawl.adapters.local.chunks import ChunkCache
+    from mdcrawl.library.record import kept_chunks
+
+    odd = LibraryPage(
+        ROOT + "odd.html",
+        "Odd — “quoted”",
+        "# Odd\n\n## Line\u2028break \u0085 and \\n\n\ntext \"q\" é\n\n## Two\n\nmore\n",
+    )
+    pages = [*PAGES, odd, LibraryPage(ROOT + "empty.html", "Empty", "")]
+    objects, lines = Library(tmp_path / "objects"), Library(tmp_path / "lines")
+    objects.record(_snapshot(), pages)
+    lines.record(_snapshot(), pages, kept_chunks(ChunkCache(FileBlobStore(tmp_path / "b"))))
+    with sqlite3.connect(objects.path) as a, sqlite3.connect(lines.path) as b:
+        query = "SELECT rowid, * FROM chunks ORDER BY rowid"
+        rows = a.execute(query).fetchall()
+        assert len(rows) > len(PAGES) and b.execute(query).fetchall() == rows

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from mdcrawl import mdwriter
 from mdcrawl.convert import convert_html
 from mdcrawl.extract import extract_page, parse_html
 from mdcrawl.markdown import render_markdown
@@ -13,6 +15,18 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+
+
+@pytest.fixture(autouse=True, params=["writer", "soup path"])
+def renderer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice: with the direct writer, and with the soup path it falls back to
+    (the writer switched off)."""
+    if request.param == "soup path":
+
+        def refuse(region: object) -> None:
+            raise mdwriter.Unusual("switched off")
+
+        monkeypatch.setattr(mdwriter, "write_markdown", refuse)
 
 
 def render(body: str, url: str = "https://x.example/docs/page.html") -> str:

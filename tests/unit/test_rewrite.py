@@ -263,3 +263,30 @@ def test_a_fence_closed_by_a_no_break_space_led_line() -> None:
     assert relevel(markdown, 1).endswith("\n### After [x](https://a.org/)\n")
     assert segments(markdown)[-1] == ("```\ncode\n\u00a0```\n\n## After [x](https://a.org/)\n", True)
     assert rewrite_links(markdown, lambda url: "#x") == markdown  # in code, for the rewriter
+
+
+def test_links_read_once_are_rewritten_alike_and_their_memory_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``rewrite_links_twice`` remembers each link by its text in the caller's memo: a
+    second page with the same links reads as the first, each resolver's answer still put
+    in place, and the memo is emptied when full."""
+    from mdcrawl import rewrite
+
+    monkeypatch.setattr(rewrite, "_MAX_LINKS", 3)
+    md = (
+        f"[a](<{PAGE}>) [b]({PAGE}) [c](https://elsewhere.example/x)\n[ref]: {PAGE} 'title'\n"
+        f"see <{PAGE}> and <a href='{PAGE}'>x</a>\n"
+    )
+    other = lambda url: "other.md" if url_key(url) == url_key(PAGE) else None  # noqa: E731
+    links: rewrite.LinkMemo = {}
+    for _ in range(2):
+        one, two = rewrite.rewrite_links_twice(md, to_anchor, other, 0, links)
+        assert one == rewrite_links(md, to_anchor)
+        assert two == rewrite_links(md, other)
+        assert 0 < len(links) <= 3
+    assert one.splitlines() == [
+        "[a](<#install>) [b](#install) [c](https://elsewhere.example/x)",
+        "[ref]: #install 'title'",
+        f"see [{PAGE}](#install) and <a href='#install'>x</a>",
+    ]

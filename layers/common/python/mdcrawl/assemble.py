@@ -14,6 +14,7 @@ renderers strip raw HTML and every LLM reading the file would see them as noise.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -29,6 +30,7 @@ from .models import Job, PageRecord
 from .order import reading_order, relative_segments, strip_html_suffix
 from .quality import SAMPLE_PAGES, RepeatedLines, line_hashes, page_warnings, summarize
 from .rewrite import (
+    LinkMemo,
     Slugger,
     github_slug,
     headings,
@@ -304,23 +306,42 @@ class _Linker:
         # url -> (target, fragment, _fragment(target, fragment)): the same nav and
         # cross-reference links recur on every page, and each is rewritten twice.
         self._found: dict[str, tuple[_Planned | None, str, tuple[str, str] | None]] = {}
+        # and the rewritten links themselves, by URL (``in_document``, ``in_file``)
+        self._in_document: dict[str, str | None] = {}
+        self._in_file: dict[str, tuple[_Planned | None, str | None, bool]] = {}
 
     def in_document(self, url: str) -> str | None:
-        target, _, found = self._lookup(url)
-        if target is None:
-            return None
-        return f"#{found[0] if found else target.anchor}"
+        known = self._in_document.get(url, _UNKNOWN)
+        if known is _UNKNOWN:
+            target, _, found = self._lookup(url)
+            known = None if target is None else f"#{found[0] if found else target.anchor}"
+            self._in_document[url] = known
+        return known
 
     def in_file(self, url: str, source: _Planned) -> str | None:
+        known = self._in_file.get(url)
+        if known is None:
+            known = self._in_file[url] = self._file_link(url)
+        target, elsewhere, missed = known
+        if missed:
+            source.unresolved[0] += 1
+        if target is source:
+            return self._self_link(url)
+        return elsewhere
+
+    def _file_link(self, url: str) -> tuple[_Planned | None, str | None, bool]:
+        """What a link to ``url`` becomes in any other page's file than its target's:
+        (its target, the new link, whether its fragment named no anchor)."""
         target, fragment, found = self._lookup(url)
         if target is None:
-            return None
-        if fragment and found is None:
-            source.unresolved[0] += 1
+            return None, None, False
         anchor = f"#{found[1]}" if found else ""
-        if target is source:
-            return anchor or "#" + _file_anchor(target)
-        return target.file.removeprefix(PAGES_DIR) + anchor
+        return target, target.file.removeprefix(PAGES_DIR) + anchor, bool(fragment) and not found
+
+    def _self_link(self, url: str) -> str:
+        target, _, found = self._lookup(url)
+        assert target is not None
+        return f"#{found[1]}" if found else "#" + _file_anchor(target)
 
     def _lookup(self, url: str) -> tuple[_Planned | None, str, tuple[str, str] | None]:
         known = self._found.get(url)
@@ -357,6 +378,9 @@ class _Linker:
             refs = read(key) if read is not None and key else {}
             self._anchors[key] = _id_anchors(target, refs) if refs else {}
         return self._anchors[key]
+
+
+_UNKNOWN = object()  # not looked up yet (a lookup's answer may be None)
 
 
 def _id_anchors(
@@ -438,6 +462,7 @@ class _Renderer:
     ) -> None:
         self.plan, self._read, self._fixes, self._linker = plan, read_markdown, fixes, linker
         self._repeated = repeated
+        self._links: LinkMemo = {}  # the links read so far (rewrite.rewrite_links_twice)
         repeated.repeated()  # settled here, before any page is rendered (maybe elsewhere)
         # with the pages as stored, in plan order (a record's title may have been fixed)
         self.companion: tuple[Companion, Sequence[PageRecord]] | None = None
@@ -452,7 +477,11 @@ class _Renderer:
             piece = companion.piece(stored_pages[index], stored_markdown)
         markdown = _with_title(_retitled_markdown(stored_markdown, key, self._fixes), planned.page)
         in_file, in_document = rewrite_links_twice(
-            markdown, lambda url: linker.in_file(url, planned), linker.in_document, 1
+            markdown,
+            functools.partial(linker.in_file, source=planned),
+            linker.in_document,
+            1,
+            self._links,
         )
         section = _section(planned, in_document)
         lines = self._repeated.count(markdown)

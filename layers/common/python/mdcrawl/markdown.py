@@ -1,10 +1,12 @@
 """HTML -> markdown: a markdownify subclass tuned for documentation.
 
 Two passes. ``annotate`` (``annotate.py``) works on the lxml region (fast XPath): it
-names each code block's language and turns admonitions into labelled blockquotes; the
-region then becomes a BeautifulSoup tree (``soupbuild.py``). ``DocsConverter``
-then renders: ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold
-the table), readable API signatures. Code blocks and HTML tables leave the converter
+names each code block's language and turns admonitions into labelled blockquotes.
+``mdwriter.py`` then writes the markdown straight from the lxml tree: the same string
+as the soup path kept here for what it does not reproduce (the region as a
+BeautifulSoup tree, ``soupbuild.py``, rendered by ``DocsConverter``). Either way:
+ATX headings, fenced verbatim code, GFM tables (HTML when GFM cannot hold the table),
+readable API signatures. Code blocks and HTML tables leave the converter
 as placeholders so that whitespace clean-up never touches them; ``render_markdown``
 puts them back with the blockquote or list prefix of the line they sit on.
 """
@@ -303,8 +305,14 @@ def _ignorable(el: object, remove_inside: bool) -> bool:
 
 def _join_blocks(strings: list[str]) -> str:
     """Join child outputs, merging newlines at their edges to at most one blank line."""
-    out = [""]
+    if len(strings) < 2:  # one piece is itself
+        return strings[0] if strings else ""
+    out = [""]  # out[-1]: the trailing newlines of the piece before
     for piece in strings:
+        if piece[0] != "\n" and piece[-1] != "\n":  # most pieces: nothing to merge
+            out.append(piece)
+            out.append("")
+            continue
         leading, content, trailing = _newline_edges(piece)
         if out[-1] and leading:
             previous = out.pop()
@@ -338,8 +346,13 @@ def signature_markdown(dt: Tag) -> str:
 
 def code_with_links(tag: Tag) -> str:
     """Inline code holding links, as code spans cut around linked code: the links stay."""
+    return linked_code(_signature_runs(tag, ""))
+
+
+def linked_code(runs: list[tuple[str, str]]) -> str:
+    """``code_with_links`` of the element's (text, link target) runs, in order."""
     pieces: list[list[str]] = []  # [text, href] runs, in order
-    for text, href in _signature_runs(tag, ""):
+    for text, href in runs:
         if pieces and pieces[-1][1] == href:
             pieces[-1][0] += text
         else:
@@ -516,26 +529,58 @@ def _keep_pre_blank_lines(match: re.Match[str]) -> str:
 
 def render_markdown(region: HtmlElement) -> Markdown:
     """Markdown for a pruned, link-absolute content region."""
-    annotate(region)
-    ids = mark_ids(region)
-    _strip_attributes(region)
-    soup = soup_from_lxml(region)
-    converter = DocsConverter()
-    body = _HEADING_GLYPHS.sub(r"\1", converter.convert_soup(soup))
-    body, anchors = take_anchors(body, converter.blocks, ids)
-    body = _BLANK_RUNS.sub("\n\n", _TRAILING_WS.sub("", body)).strip("\n")
-    prose = _LINK_TARGET.sub("]", _PLACEHOLDER.sub("", body))
-    text = _restore_blocks(body, converter.blocks)
+    ids = prepare_region(region)
+    body, blocks = convert_region(region)
+    # Each clean-up runs only where it can match (a page is often a megabyte of text).
+    if any(glyph in body for glyph in _GLYPHS):
+        body = _HEADING_GLYPHS.sub(r"\1", body)
+    body, anchors = take_anchors(body, blocks, ids)
+    if " \n" in body or "\t\n" in body or body.endswith((" ", "\t")):
+        body = _TRAILING_WS.sub("", body)
+    if "\n\n\n" in body:
+        body = _BLANK_RUNS.sub("\n\n", body)
+    body = body.strip("\n")
+    prose = _PLACEHOLDER.sub("", body) if "\x02" in body else body
+    prose = _LINK_TARGET.sub("]", prose)
+    text = _restore_blocks(body, blocks) if "\x02" in body else body
     return Markdown(text, len(_WORD.findall(prose)), anchors)
+
+
+def prepare_region(region: HtmlElement) -> list[tuple[str, ...]]:
+    """Annotate the region for the converter and mark its ids (returned, for
+    ``take_anchors``)."""
+    annotate(region)
+    return mark_ids(region)
+
+
+def convert_region(region: HtmlElement) -> tuple[str, list[str]]:
+    """The converter's markdown for an annotated region and its placeholder blocks:
+    written straight from the lxml tree (``mdwriter``) where that writer reproduces the
+    soup path exactly, else the soup path."""
+    from .mdwriter import Unusual, write_markdown  # it builds on this module
+
+    try:
+        return write_markdown(region)
+    except (Unusual, RecursionError):
+        return convert_soup_path(region)
+
+
+def convert_soup_path(region: HtmlElement) -> tuple[str, list[str]]:
+    """``DocsConverter`` (markdownify) over a BeautifulSoup tree of the region."""
+    strip_attributes(region)
+    converter = DocsConverter()
+    return converter.convert_soup(soup_from_lxml(region)), converter.blocks
 
 
 # Permalink glyphs left as text at the end of a heading ("## Install ¶").
 _HEADING_GLYPHS = re.compile(r"^(#{1,6} .*?)[ \t]*(?:[¶§🔗⚓]\ufe0f?)+[ \t]*$", re.MULTILINE)
+_GLYPHS = "¶§🔗⚓"
 
 
 
-def _strip_attributes(region: HtmlElement) -> None:
-    """Drop attributes the converter never reads: the second parse then has less to do."""
+def strip_attributes(region: HtmlElement) -> None:
+    """Drop attributes the converter never reads: the soup then has less to copy. (The
+    direct writer reads attributes by name and needs no stripping.)"""
     for element in region.iter():
         attrib = getattr(element, "attrib", None)
         if attrib:

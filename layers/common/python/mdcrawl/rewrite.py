@@ -155,20 +155,26 @@ def _link_pattern(text: str) -> re.Pattern[str]:
 
 
 def rewrite_links_twice(
-    markdown: str, first: Resolver, second: Resolver, shift: int = 0
+    markdown: str,
+    first: Resolver,
+    second: Resolver,
+    shift: int = 0,
+    links: LinkMemo | None = None,
 ) -> tuple[str, str]:
     """``(rewrite_links(markdown, first), relevel(rewrite_links(markdown, second), shift))``
     from one reading of the text: the fences, code spans and links are found once (the
-    assembler writes every page twice, to its own file and to docs.md)."""
+    assembler writes every page twice, to its own file and to docs.md). ``links``: the
+    links read on earlier pages (``LinkMemo``), kept by the caller across pages."""
     one: list[str] = []
     two: list[str] = []
+    links = {} if links is None else links
     irregular = _irregular(markdown)
     for text, in_code in segments(markdown):
         if in_code:
             one.append(text)
             two.append(text)
             continue
-        a, b = _relink_prose_twice(text, first, second)
+        a, b = _relink_prose_twice(text, first, second, links)
         one.append(a)
         two.append(b if irregular or not shift else _relevel_prose(b, shift))
     relinked = "".join(two)
@@ -177,39 +183,81 @@ def rewrite_links_twice(
     return "".join(one), relevel(relinked, shift) if irregular and shift else relinked
 
 
-def _relink_prose_twice(text: str, first: Resolver, second: Resolver) -> tuple[str, str]:
+def _relink_prose_twice(
+    text: str, first: Resolver, second: Resolver, links: LinkMemo
+) -> tuple[str, str]:
     if not text:
         return text, text
     one: list[str] = []
     two: list[str] = []
     start = 0
     for span in _CODE_SPAN.finditer(text):
-        _relink_piece_twice(text[start : span.start()], first, second, one, two)
+        _relink_piece_twice(text[start : span.start()], first, second, one, two, links)
         one.append(span.group())
         two.append(span.group())
         start = span.end()
-    _relink_piece_twice(text[start:], first, second, one, two)
+    _relink_piece_twice(text[start:], first, second, one, two, links)
     return "".join(one), "".join(two)
 
 
 def _relink_piece_twice(
-    piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str]
+    piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str], known: LinkMemo
 ) -> None:
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
     and the reading of each link."""
     start = 0
     for match in _link_pattern(piece).finditer(piece):
+        text = match.group()
+        link = known.get(text) or _read_link(match, known)
         before = piece[start : match.start()]
-        kind = match.lastgroup or ""  # the link's own group closes last in each branch
-        url = match[kind]
-        bracketed = url.startswith("<") and url.endswith(">")
-        bare = url[1:-1] if bracketed else url
-        one += [before, _relinked(match, kind, url, bracketed, first(bare))]
-        two += [before, _relinked(match, kind, url, bracketed, second(bare))]
         start = match.end()
+        bare = link.bare
+        target = first(bare)
+        one.append(before)
+        one.append(text if target is None else link.pointing_at(target))
+        target = second(bare)
+        two.append(before)
+        two.append(text if target is None else link.pointing_at(target))
     rest = piece[start:]
     one.append(rest)
     two.append(rest)
+
+
+class _Link:
+    """One matched link read once: its target as resolvers get it, and how to write it
+    pointing elsewhere (what ``_relinked`` does)."""
+
+    __slots__ = ("bare", "_head", "_tail")
+
+    def __init__(self, match: re.Match[str]) -> None:
+        kind = match.lastgroup or ""  # the link's own group closes last in each branch
+        url = match[kind]
+        bracketed = url.startswith("<") and url.endswith(">")
+        self.bare = url[1:-1] if bracketed else url
+        if kind == "auto":
+            self._head, self._tail = "[" + url + "](", ")"
+        else:
+            lead = match.string[match.start() : match.start(kind)]  # "](", "[x]: ", 'href="'
+            self._head = lead + ("<" if bracketed else "")
+            self._tail = (">" if bracketed else "") + (match["q"] if kind == "href" else "")
+
+    def pointing_at(self, target: str) -> str:
+        return self._head + target + self._tail
+
+
+# Links by their matched text (lead and destination): the same nav and cross-reference
+# links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
+# what a match reads as depends on its text alone. Kept by the caller for one assembly;
+# bounded (under 2 MB): cleared when full.
+LinkMemo = dict[str, _Link]
+_MAX_LINKS = 4096
+
+
+def _read_link(match: re.Match[str], known: LinkMemo) -> _Link:
+    if len(known) >= _MAX_LINKS:
+        known.clear()
+    link = known[match.group()] = _Link(match)
+    return link
 
 
 def _relink(match: re.Match[str], resolve: Resolver) -> str:

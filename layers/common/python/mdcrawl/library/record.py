@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlunsplit
 
+from ..adapters.local.chunks import ChunkCache
 from ..agent_outputs import page_markdown
 from ..models import Job, PageRecord, PageStatus
 from ..order import reading_order
@@ -35,6 +36,12 @@ def scope_folder(start_url: str) -> str:
     """The URL of the folder a crawl of ``start_url`` stays in."""
     scope = scope_for(start_url)
     return urlunsplit((scope.scheme, scope.host, scope.path_prefix, "", ""))
+
+
+def kept_chunks(cache: ChunkCache) -> Chunker:
+    """A page's chunks as a local crawl's pool workers kept them: their ``chunks.jsonl``
+    lines, which the library reads in one go (no ``Chunk`` made per chunk)."""
+    return lambda page: cache.lines(page.url, page.title, page.markdown)
 
 
 def record_crawl(

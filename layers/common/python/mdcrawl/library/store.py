@@ -75,8 +75,9 @@ class LibraryPage:
     markdown: str
 
 
-# A page's chunks (default: chunk_page now; locally the ones its pool worker made).
-Chunker = Callable[[LibraryPage], Sequence[Chunk]]
+# A page's chunks (default: chunk_page now), or their ``chunks.jsonl`` lines (locally the
+# ones its pool worker made, read as they are kept: ``_chunk_fields``).
+Chunker = Callable[[LibraryPage], "Sequence[Chunk] | bytes"]
 
 
 def chunked(page: LibraryPage) -> list[Chunk]:
@@ -403,21 +404,50 @@ def _replace_chunks(
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
-                c.title,
-                " / ".join(c.heading_path),
-                c.text,
-                _url_words(c.url),
+                title,
+                " / ".join(path),
+                text,
+                _url_words(url),
                 scope,
-                c.url,
-                c.anchor,
-                _json_strings(c.heading_path),
+                url,
+                anchor,
+                _json_strings(path),
                 stored.id,
             )
             for page in pages
             if page.url not in kept
-            for c in chunker(page)
+            for url, title, path, anchor, text in _chunk_fields(chunker(page))
         ),
     )
+
+
+def _chunk_fields(
+    chunks: Sequence[Chunk] | bytes,
+) -> Iterator[tuple[str, str, Sequence[str], str, str]]:
+    """Each chunk's (url, title, heading path, anchor, text). From ``chunks.jsonl`` lines
+    (a JSON line holds no raw line break), one line at a time through a decoder made
+    once, and no ``Chunk`` made: reading them back as objects was a fifth of recording a
+    crawl of small pages. Streamed, so only one page's text is held (a page's lines can
+    be megabytes)."""
+    if not isinstance(chunks, bytes):
+        yield from ((c.url, c.title, c.heading_path, c.anchor, c.text) for c in chunks)
+        return
+    text = chunks.decode("utf-8")
+    del chunks  # the text alone is held from here
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        fields = _decode_line(text[start:end])
+        start = end + 1
+        yield (
+            fields["url"],
+            fields["title"],
+            fields["heading_path"],
+            fields["anchor"],
+            fields["text"],
+        )
+
+
+_decode_line = json.JSONDecoder().decode
 
 
 def _json_strings(strings: Sequence[str]) -> str:

@@ -30,7 +30,7 @@ from ..adapters.local.outputs import FileOutputMemo
 from ..adapters.local.parallel import forked_page_map
 from ..fetch import HttpxFetcher
 from ..library import Library
-from ..library.record import Recorded, record_crawl
+from ..library.record import Recorded, kept_chunks, record_crawl
 from ..models import CrawlOptions, EventType, Job, JobStatus
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
@@ -252,8 +252,7 @@ def _record(
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
     cache = ChunkCache(stores.blobs)
-    chunker = lambda page: cache.chunks(page.url, page.title, page.markdown)  # noqa: E731
-    return record_crawl(Library(root), job, pages, read, out_dir, label, chunker)
+    return record_crawl(Library(root), job, pages, read, out_dir, label, kept_chunks(cache))
 
 
 @contextlib.contextmanager
