@@ -49,6 +49,38 @@ def test_a_worker_has_the_converter_loaded_and_not_the_parents_main_script(
     assert loaded == {"mdcrawl.cli": False, "mdcrawl.convert": True, "readability": True}
 
 
+FROZEN = """
+import json, sys
+from pathlib import Path
+from mdcrawl.runtime.workers import process_pool, start_workers
+from tests.support import probes
+
+if __name__ == "__main__":
+    start_workers().result(timeout=120)
+    pool = process_pool(Path(sys.argv[1]))
+    print(json.dumps(pool.submit(probes.frozen_objects).result(timeout=120)))
+    pool.shutdown()
+"""
+
+
+def test_a_worker_never_scans_what_the_forkserver_loaded_for_cycles(tmp_path: Path) -> None:
+    """The converter's modules and the warm-up's caches are frozen (``gc.freeze``) in
+    the forkserver: a worker's full collections do not walk them again and again."""
+    script = tmp_path / "main_script.py"
+    script.write_text(FROZEN)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+        env={"PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) > 10_000
+
+
 # A crawl in a fresh interpreter, as the CLI runs it, counting the pages handed to a
 # process step; "two-trips" drops the records the reads answered (every page takes two
 # trips, as before reads answered them).

@@ -11,9 +11,17 @@ import pytest
 from mdcrawl.adapters.local import FileBlobStore
 from mdcrawl.adapters.local import chunks as local_chunks
 from mdcrawl.adapters.local.chunks import ChunkCache
-from mdcrawl.chunks import _ATX, atx_heading, chunk_lines, chunk_page, chunks_from_lines
+from mdcrawl.chunks import (
+    _ATX,
+    _sections,
+    atx_heading,
+    blocks,
+    chunk_lines,
+    chunk_page,
+    chunks_from_lines,
+)
 from mdcrawl.parts import PartPage, parts_index, split_parts
-from mdcrawl.rewrite import iter_lines
+from mdcrawl.rewrite import Slugger, iter_lines, plain_text
 from mdcrawl.tokens import estimate_tokens
 
 FENCE = "```python\n" + "".join(f"x_{i} = {i}  # a line of the example\n\n" for i in range(40)) + "```"
@@ -134,3 +142,91 @@ def test_atx_heading_reads_lines_as_the_atx_pattern_does():
     for line in lines:
         match = _ATX.match(line)
         assert atx_heading(line) == (None if match is None else (len(match[1]), match[2] or ""))
+
+
+# The block and section reading as it was before the cheap substring checks: every line
+# read through ``iter_lines`` and tested with every pattern. The chunks of any page must
+# stay what it gave (chunks.jsonl and the library are compared byte for byte).
+def _reference_blocks(markdown: str) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    current: list[str] = []
+    in_html_table = False
+    for line, in_code in iter_lines(markdown):
+        bare = line.rstrip("\r\n")
+        if not in_code and not in_html_table and atx_heading(bare) is not None:
+            if current:
+                out.append(("".join(current), False))
+                current = []
+            out.append((line, True))
+            continue
+        if not in_code and re.match(r"^\s*<table\b", bare, re.I):
+            in_html_table = True
+        if in_html_table and re.search(r"</table>\s*$", bare, re.I):
+            in_html_table = False
+            current.append(line)
+            continue
+        if not bare.strip() and not in_code and not in_html_table and current:
+            out.append(("".join(current), False))
+            current = []
+            continue
+        if bare.strip() or in_code or in_html_table:
+            current.append(line)
+    if current:
+        out.append(("".join(current), False))
+    return out
+
+
+def _reference_sections(markdown: str) -> list[tuple[tuple[str, ...], str, str, list[str]]]:
+    slugs = Slugger()
+    stack: list[tuple[int, str]] = []
+    out = []
+    path: tuple[str, ...] = ()
+    anchor, heading, body = "", "", []
+    for text, is_heading in _reference_blocks(markdown):
+        if not is_heading:
+            body.append(text.rstrip("\n"))
+            continue
+        if heading or body:
+            out.append((path, anchor, heading, body))
+        found = atx_heading(text.rstrip("\r\n"))
+        assert found is not None
+        level, raw = found
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, plain_text(raw)))
+        path, anchor, heading, body = tuple(h for _, h in stack), slugs.slug(raw), text.rstrip("\n"), []
+    if heading or body:
+        out.append((path, anchor, heading, body))
+    return out
+
+
+# Lines that test each check of the block reading: fences of both kinds and lengths (and
+# in quotes, indented, with info strings holding backticks), closings that do and do not
+# close, headings at the edges of the ATX rules, HTML tables in any case, blank lines of
+# odd white space, and line breaks other than "\n" (splitlines cuts at those too).
+_LINES = [
+    "```", "````", "```python", "``` a`b", "~~~", "~~~~ txt", "> ```", ">> ~~~", "  ```",
+    "    ```", "\t```", "\u00a0```", "`` not", "x ```", "```` ```", "~~~ ~~~", "```   ",
+    "# Title", "## Sub *x*", "### `code` [link](#a)", "   # indented", "    # four", "#",
+    "####### seven", "#word", "# closing ##", "#\tTab", "## fn a(&self) -> &T", "# Title",
+    "<table>", "<TABLE class='x'>", "  <table>", "<tr><td>a</td></tr>", "</table>",
+    "</TABLE>  ", "<table><tr><td>one</td></tr></table>", "<tablex>", "a </table>",
+    "", "", "", " ", "\t", "\u00a0", "\u3000", "text", "more text * _x_", "- item",
+    "| a | b |", "> quote", "a\rb", "c\r\nd", "e\x0cf", "g\u2028h", "i\x85j", "k\x1cl",
+]
+
+
+def _random_markdown(rng: random.Random) -> str:
+    lines = [rng.choice(_LINES) for _ in range(rng.randint(0, 60))]
+    text = "\n".join(lines)
+    return text + rng.choice(["", "\n", "\n\n", "\r\n"])
+
+
+def test_blocks_read_every_page_as_the_line_by_line_reading_did() -> None:
+    rng = random.Random(2026)
+    pages = [PAGE, FENCE, TABLE, "", "\n", "# only", "```\nnever closed\n# not a heading"]
+    pages += [_random_markdown(rng) for _ in range(3000)]
+    for markdown in pages:
+        assert list(blocks(markdown)) == _reference_blocks(markdown), markdown
+        sections = [(s.path, s.anchor, s.heading, s.blocks) for s in _sections(markdown)]
+        assert sections == _reference_sections(markdown), markdown

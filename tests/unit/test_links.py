@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from mdcrawl.links import extract_links
+from typing import Any
+
+import pytest
+from mdcrawl import document
+from mdcrawl.links import (
+    LINK_TAGS,
+    PageLinks,
+    _first_base_href,
+    _is_canonical,
+    _page_part,
+    _target,
+    extract_links,
+    tree_links,
+)
+from mdcrawl.urls import normalize_url
 
 from tests.support.sites import require_site
 
@@ -129,3 +143,62 @@ def test_the_first_canonical_link_with_an_href_names_the_page() -> None:
       <link rel="Canonical alternate" href="/guide/intro.html?utm_source=x">
       <link rel="canonical" href="/other.html"></head><body></body></html>"""
     assert extract_links(doc, PAGE).canonical == PAGE
+
+
+def _reference_links(root: Any, url: str) -> PageLinks:
+    """``tree_links`` as it read a page before its short way for <a> and its <base>
+    found by ``iter``: every element through ``_target``, the base through
+    ``document.base_href``. The links of any page must stay what it gave."""
+    href = document.base_href(root)
+    resolved = normalize_url(href, url) if href is not None else None
+    base = resolved if resolved is not None else url
+    own = normalize_url(url)
+    raw: dict[str, None] = {}
+    canonical = None
+    for element in root.iter(*LINK_TAGS):
+        target = _target(element)
+        if target is not None:
+            raw.setdefault(_page_part(target), None)
+        if canonical is None and element.tag == "link" and _is_canonical(element):
+            canonical = element.get("href")
+    seen: dict[str, None] = {}
+    for target in raw:
+        link = normalize_url(target, base)
+        if link is not None and link != own:
+            seen.setdefault(link, None)
+    found = normalize_url(canonical, base) if canonical is not None else None
+    return PageLinks(tuple(seen), found, base)
+
+
+_BASES = [
+    "",
+    '<base href="https://cdn.example.com/v2/">',
+    '<base target="_top"><base href="../up/">',  # the first base with an href counts
+    '<base href=""><base href="/second/">',
+    '<BASE HREF="sub/">',
+]
+
+
+@pytest.mark.parametrize("head", _BASES)
+def test_the_base_href_is_the_one_document_reads(head: str) -> None:
+    for where in ("head", "body"):
+        doc = (
+            f"<html><head>{head if where == 'head' else ''}<link rel=next href=n.html></head>"
+            f"<body>{head if where == 'body' else ''}<a href=a.html>a</a>"
+            f"<a href='a.html#x'>a</a><map><area href=b.html></map></body></html>"
+        )
+        root = document.parse_tree(doc)
+        assert _first_base_href(root) == document.base_href(root)
+        assert _first_base_href(root[-1]) == document.base_href(root[-1])  # from <body>
+        assert tree_links(root, PAGE) == _reference_links(root, PAGE)
+
+
+@pytest.mark.parametrize("name", ["django", "cargo", "sbcl", "commons-lang3", "nodejs"])
+def test_links_of_real_pages_are_what_every_element_through_target_gave(name: str) -> None:
+    site = require_site(name)
+    pages = sorted(site.root.rglob("*.html"))[:150]
+    assert len(pages) > 20
+    for path in pages:
+        root = document.parse_unbounded(path.read_bytes(), None).root
+        url = "http://127.0.0.1:8000/" + path.relative_to(site.root).as_posix()
+        assert tree_links(root, url) == _reference_links(root, url), path

@@ -127,3 +127,33 @@ def test_a_cached_record_is_the_record_the_process_step_writes(stores: LocalStor
     unsettled = templating.JobTemplate(settled=False)
     assert process.cached_record(page("j2"), stores.blobs, unsettled, True) is None
     assert process.cached_record(page("j2"), stores.blobs, unsettled, False) is None
+
+
+def test_the_cached_document_is_the_json_of_every_field_of_the_converted_page() -> None:
+    """The markdown cache's document, written without ``asdict``: the same bytes as
+    ``json.dumps(asdict(page), ensure_ascii=False)`` wrote, and read back whole."""
+    import json
+    from dataclasses import asdict
+
+    from mdcrawl.models import ConvertedPage
+
+    page = ConvertedPage(
+        title="Straße — «guide»",
+        markdown="# Straße\n\nText with \"quotes\", a tab\t and \u2028 a separator.\n",
+        words=7,
+        nav=("http://h/a.html", "http://h/b.html"),
+        description="ünïcode",
+        quality=0.75,
+        extractor="rule:sphinx",
+        anchors={"top": ("", 0), "straße": ("Straße", 1), "x": ("Text `x`", 2)},
+    )
+    data = process._to_json(page)
+    assert data == json.dumps(asdict(page), ensure_ascii=False).encode("utf-8")
+    assert process._from_json(data) == _anchors_as_lists(page)
+
+
+def _anchors_as_lists(page):
+    """JSON gives a tuple back as a list: the anchors' values come back as lists."""
+    from dataclasses import replace
+
+    return replace(page, anchors={k: list(v) for k, v in page.anchors.items()})

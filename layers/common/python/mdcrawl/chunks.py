@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .rewrite import Slugger, atx_heading, iter_lines, plain_text
+from .rewrite import _FENCE_OPEN, Slugger, _closes, atx_heading, github_slug, plain_text
 from .tokens import estimate_tokens
 
 MAX_CHUNK_TOKENS = 800
@@ -55,9 +55,15 @@ class Chunk:
         }
 
 
+# ``json.dumps(..., ensure_ascii=False)`` builds a new encoder on every call (any
+# non-default argument does): one, made once, writes the same bytes for a third less.
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def chunk_lines(chunks: Iterable[Chunk]) -> bytes:
     """The chunks as ``chunks.jsonl`` holds them: one JSON object a line."""
-    return "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks).encode()
+    encode = _LINE_ENCODER.encode
+    return "".join([encode(c.to_dict()) + "\n" for c in chunks]).encode()
 
 
 def chunks_from_lines(data: bytes) -> list[Chunk]:
@@ -103,50 +109,84 @@ def chunk_page(
 def blocks(markdown: str) -> Iterator[tuple[str, bool]]:
     """The markdown as blocks (text, is_heading): paragraphs, lists, whole fences, whole
     tables (pipe tables and HTML tables, which may hold blank lines), heading lines."""
+    for text, heading in _blocks(markdown):
+        yield text, heading is not None
+
+
+def _blocks(markdown: str) -> Iterator[tuple[str, tuple[int, str] | None]]:
+    """``blocks``, each heading line with its (level, raw text) (None: not a heading).
+
+    The lines as ``rewrite.iter_lines`` reads them (``str.splitlines``, a fence opened
+    by ``_FENCE_OPEN`` and closed by ``rewrite._closes``), but each test is made only
+    where a cheap substring check says it can hold: a fence needs three backticks or
+    tildes, a closing fence its opening run, a heading a "#" in its first four
+    characters, an HTML table a "<". Every page's every line passes here once in the
+    worker (Rust core's API pages: ~140 lines each), so a regex per line added up."""
     current: list[str] = []
     in_html_table = False
-    for line, in_code in iter_lines(markdown):
+    fence: str | None = None
+    for line in markdown.splitlines(keepends=True):
+        if fence is not None:
+            in_code = True
+            if fence in line and _closes(line, fence):
+                fence = None
+        elif ("```" in line or "~~~" in line) and (opened := _fence_opening(line)):
+            fence, in_code = opened, True
+        else:
+            in_code = False
         bare = line.rstrip("\r\n")
-        if not in_code and not in_html_table and atx_heading(bare) is not None:
-            if current:
-                yield "".join(current), False
-                current = []
-            yield line, True
-            continue
-        if not in_code and _HTML_TABLE_OPEN.match(bare):
+        if not in_code and not in_html_table and "#" in bare[:4]:
+            heading = atx_heading(bare)
+            if heading is not None:
+                if current:
+                    yield "".join(current), None
+                    current = []
+                yield line, heading
+                continue
+        if not in_code and "<" in bare and _HTML_TABLE_OPEN.match(bare):
             in_html_table = True
-        if in_html_table and _HTML_TABLE_CLOSE.search(bare):
+        if in_html_table and "</" in bare and _HTML_TABLE_CLOSE.search(bare):
             in_html_table = False
             current.append(line)
             continue
-        if not bare.strip() and not in_code and not in_html_table and current:
-            yield "".join(current), False
-            current = []
-            continue
-        if bare.strip() or in_code or in_html_table:
+        if in_code or in_html_table or bare.strip():
             current.append(line)
+        elif current:
+            yield "".join(current), None
+            current = []
     if current:
-        yield "".join(current), False
+        yield "".join(current), None
+
+
+def _fence_opening(line: str) -> str | None:
+    """The fence a line opens (``rewrite.iter_lines``' test), or None."""
+    opened = _FENCE_OPEN.match(line.rstrip("\r\n"))
+    if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+        return opened["fence"]
+    return None
 
 
 def _sections(markdown: str) -> Iterator[_Section]:
     slugs = Slugger()
-    stack: list[tuple[int, str]] = []  # (level, plain heading text)
+    levels: list[int] = []  # the headings above, outermost first: their levels
+    path: list[str] = []  # and their plain text
     section = _Section((), "", "", [])
-    for text, is_heading in blocks(markdown):
-        if not is_heading:
+    for text, found in _blocks(markdown):
+        if found is None:
             section.blocks.append(text.rstrip("\n"))
             continue
         if section.heading or section.blocks:
             yield section
-        found = atx_heading(text.rstrip("\r\n"))
-        assert found is not None
         level, raw = found
         heading = plain_text(raw)
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, heading))
-        section = _Section(tuple(h for _, h in stack), slugs.slug(raw), text.rstrip("\n"), [])
+        while levels and levels[-1] >= level:
+            levels.pop()
+            path.pop()
+        levels.append(level)
+        path.append(heading)
+        # Slugger.slug(raw), without reading the heading's plain text a second time.
+        anchor = slugs.unique(github_slug(heading))
+        section = _Section(tuple(path), anchor, text.rstrip("\n"), [])
     if section.heading or section.blocks:
         yield section
 

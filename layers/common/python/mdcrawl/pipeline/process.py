@@ -13,7 +13,8 @@ import json
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from ..models import (
@@ -306,7 +307,14 @@ def cache_converted(blobs: BlobStore, key: str, converted: ConvertedPage) -> Non
 
 
 def _to_json(page: ConvertedPage) -> bytes:
-    return json.dumps(asdict(page), ensure_ascii=False).encode("utf-8")
+    # The fields as they are, not ``asdict`` (which deep-copies the anchors, a tuple per
+    # element id: half of writing the document): JSON writes a tuple as a list either way.
+    fields = {name: getattr(page, name) for name in _CONVERTED_FIELDS}
+    return _JSON.encode(fields).encode("utf-8")
+
+
+_CONVERTED_FIELDS = tuple(f.name for f in dataclass_fields(ConvertedPage))
+_JSON = json.JSONEncoder(ensure_ascii=False)  # one encoder, not one per json.dumps call
 
 
 def _from_json(data: bytes) -> ConvertedPage:
