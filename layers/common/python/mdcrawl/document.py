@@ -88,10 +88,11 @@ def bounded(page: Document) -> Document:
 
 
 def base_href(root: HtmlElement) -> str | None:
-    """The first ``<base href>`` as written (only the first counts), if any."""
+    """The first ``<base href>`` of ``root``'s document as written (only the first
+    counts), if any; from any element of the tree, as the ``//base`` XPath did."""
     # iter() by tag name, not XPath: lxml answers at once for a page with no <base>
     # (the name is not in its parser's dictionary), where ``//base`` walked every node.
-    for base in root.iter("base"):
+    for base in root.getroottree().iter("base"):
         href = base.get("href")
         if href is not None:
             return href

@@ -8,8 +8,7 @@ changes what relative links resolve against. ``rel=canonical`` is returned apart
 the page itself, not a page to visit.
 
 The page is read through ``document.py`` (the HTTP charset, the XML declaration, the
-``<base>`` and the meta refresh read as the converter reads them; the ``<base>`` found
-by a cheaper walk that tests/unit/test_links.py holds to ``document.base_href``);
+``<base>`` and the meta refresh read as the converter reads them);
 ``tree_links`` takes a tree already parsed, so the local crawl step reads a page's links
 and converts it from one parse (``pipeline/reading.py``).
 """
@@ -95,21 +94,9 @@ def _page_part(href: str) -> str:
 
 def _base_href(root: html.HtmlElement, url: str) -> str:
     """An unusable ``<base href>`` means "the page url"."""
-    href = _first_base_href(root)
+    href = document.base_href(root)
     resolved = normalize_url(href, url) if href is not None else None
     return resolved if resolved is not None else url
-
-
-def _first_base_href(root: html.HtmlElement) -> str | None:
-    """``document.base_href``: the first ``<base>`` with an href in the document, found
-    by ``iter`` (a C walk matching one tag: ~1 us a page) instead of the "//base/@href"
-    XPath (~100 us a page on Rust core's API pages). tests/unit/test_links.py checks
-    they agree."""
-    for base in root.getroottree().iter("base"):
-        href = base.get("href")
-        if href is not None:
-            return href
-    return None
 
 
 def _target(element: html.HtmlElement) -> str | None:
