@@ -81,6 +81,22 @@ class _Writer:
         self._converter: md.DocsConverter | None = None
         self.depth = 0
         self.root: HtmlElement | None = None
+        # id(children list) -> (that list, how many <li> come before each child): an
+        # item's number counted once per list, not by a walk back per item (markdownify's
+        # find_previous_siblings: a 20,000-item list cost 18 s). The list is held so its
+        # id is not reused while the region is written.
+        self._items_before: dict[int, tuple[list[Any], list[int]]] = {}
+
+    def items_before(self, siblings: list[Any], index: int) -> int:
+        """How many <li> elements come before ``siblings[index]``."""
+        known = self._items_before.get(id(siblings))
+        if known is None:
+            counts, seen = [], 0
+            for sibling in siblings:
+                counts.append(seen)
+                seen += sibling.__class__ is not str and sibling.tag == "li"
+            known = self._items_before[id(siblings)] = (siblings, counts)
+        return known[1][index]
 
     @property
     def converter(self) -> md.DocsConverter:
@@ -544,7 +560,8 @@ def _list(
     index: int,
 ) -> str:
     before_paragraph = False
-    for following in siblings[index + 1 :]:  # markdownify's _next_block_content_sibling
+    for position in range(index + 1, len(siblings)):  # no copy of the rest per list
+        following = siblings[position]  # markdownify's _next_block_content_sibling
         if following.__class__ is str:
             if following.strip() != "":
                 before_paragraph = True
@@ -570,15 +587,10 @@ def _li(
     if not text:
         return "\n"
     if parent is not None and parent.tag == "ol":
-        start_attr = parent.get("start")
-        start = int(start_attr) if start_attr and start_attr.isnumeric() else 1
-        earlier = sum(1 for s in siblings[:index] if s.__class__ is not str and s.tag == "li")
-        bullet = f"{start + earlier}. "
+        bullet = f"{md.list_start(parent.get('start')) + w.items_before(siblings, index)}. "
     else:
         bullet = md.DocsConverter.Options.bullets[-1] + " "  # one bullet at every depth
-    indent = " " * len(bullet)
-    text = re_line_with_content.sub(lambda m: indent + m.group(1) if m.group(1) else "", text)
-    return bullet + text[len(bullet) :] + "\n"
+    return md.list_item(text, bullet)
 
 
 def _q(w: _Writer, el: HtmlElement, text: str, *_: Any) -> str:
