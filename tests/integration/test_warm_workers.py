@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mdcrawl.pipeline import templating
 
@@ -30,11 +31,11 @@ if __name__ == "__main__":
 """
 
 
-def test_a_worker_has_the_converter_loaded_and_not_the_parents_main_script(
-    tmp_path: Path,
-) -> None:
-    script = tmp_path / "main_script.py"  # a __main__ with a file, as the console script
-    script.write_text(MAIN)
+def _run_main_script(tmp_path: Path, source: str) -> Any:
+    """Run ``source`` as a __main__ with a file (as the console script is) in a fresh
+    interpreter; its last line of output, as JSON."""
+    script = tmp_path / "main_script.py"
+    script.write_text(source)
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "cache")],
@@ -45,7 +46,13 @@ def test_a_worker_has_the_converter_loaded_and_not_the_parents_main_script(
         env={"PYTHONPATH": str(root)},
     )
     assert done.returncode == 0, done.stderr
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_worker_has_the_converter_loaded_and_not_the_parents_main_script(
+    tmp_path: Path,
+) -> None:
+    loaded = _run_main_script(tmp_path, MAIN)
     assert loaded == {"mdcrawl.cli": False, "mdcrawl.convert": True, "readability": True}
 
 
@@ -66,19 +73,7 @@ if __name__ == "__main__":
 def test_a_worker_never_scans_what_the_forkserver_loaded_for_cycles(tmp_path: Path) -> None:
     """The converter's modules and the warm-up's caches are frozen (``gc.freeze``) in
     the forkserver: a worker's full collections do not walk them again and again."""
-    script = tmp_path / "main_script.py"
-    script.write_text(FROZEN)
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "cache")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=root,
-        env={"PYTHONPATH": str(root)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) > 10_000
+    assert _run_main_script(tmp_path, FROZEN) > 10_000
 
 
 # A crawl in a fresh interpreter, as the CLI runs it, counting the pages handed to a

@@ -46,19 +46,11 @@ class FileBlobStore:
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         """Write ``data`` at ``key`` atomically (``content_type`` matters to S3 only)."""
-        target = self._file(key)
-        fd, temp = self._open_temp(target)
-        try:
+        with self._replacing(self._file(key)) as fd:
             try:
                 _write_all(fd, data)
             finally:
                 os.close(fd)
-            os.replace(temp, target)
-        except BaseException as exc:
-            _discard(temp)
-            if isinstance(exc, OSError):
-                raise StoreError(f"write {target}: {exc}") from exc
-            raise
 
     def get(self, key: str) -> bytes | None:
         path = self._file(key)
@@ -117,10 +109,17 @@ class FileBlobStore:
 
     @contextmanager
     def _atomic_write(self, target: str) -> Iterator[BinaryIO]:
+        with self._replacing(target) as fd, os.fdopen(fd, "wb") as out:
+            yield out
+
+    @contextmanager
+    def _replacing(self, target: str) -> Iterator[int]:
+        """The descriptor of a new temporary file beside ``target``, which the block
+        fills and closes; renamed over ``target`` when the block succeeds, removed when
+        it fails (an OSError then raised as a StoreError)."""
         fd, temp = self._open_temp(target)
         try:
-            with os.fdopen(fd, "wb") as out:
-                yield out
+            yield fd
             os.replace(temp, target)
         except BaseException as exc:
             _discard(temp)
