@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .rewrite import _FENCE_OPEN, Slugger, _closes, atx_heading, github_slug, plain_text
+from .rewrite import Slugger, atx_heading, closes_fence, fence_opened, github_slug, plain_text
 from .tokens import estimate_tokens
 
 MAX_CHUNK_TOKENS = 800
@@ -117,7 +117,7 @@ def _blocks(markdown: str) -> Iterator[tuple[str, tuple[int, str] | None]]:
     """``blocks``, each heading line with its (level, raw text) (None: not a heading).
 
     The lines as ``rewrite.iter_lines`` reads them (``str.splitlines``, a fence opened
-    by ``_FENCE_OPEN`` and closed by ``rewrite._closes``), but each test is made only
+    by ``rewrite.fence_opened`` and closed by ``rewrite.closes_fence``), but each test is made only
     where a cheap substring check says it can hold: a fence needs three backticks or
     tildes, a closing fence its opening run, a heading a "#" in its first four
     characters, an HTML table a "<". Every page's every line passes here once in the
@@ -128,9 +128,9 @@ def _blocks(markdown: str) -> Iterator[tuple[str, tuple[int, str] | None]]:
     for line in markdown.splitlines(keepends=True):
         if fence is not None:
             in_code = True
-            if fence in line and _closes(line, fence):
+            if fence in line and closes_fence(line, fence):
                 fence = None
-        elif ("```" in line or "~~~" in line) and (opened := _fence_opening(line)):
+        elif ("```" in line or "~~~" in line) and (opened := fence_opened(line)):
             fence, in_code = opened, True
         else:
             in_code = False
@@ -156,14 +156,6 @@ def _blocks(markdown: str) -> Iterator[tuple[str, tuple[int, str] | None]]:
             current = []
     if current:
         yield "".join(current), None
-
-
-def _fence_opening(line: str) -> str | None:
-    """The fence a line opens (``rewrite.iter_lines``' test), or None."""
-    opened = _FENCE_OPEN.match(line.rstrip("\r\n"))
-    if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
-        return opened["fence"]
-    return None
 
 
 def _sections(markdown: str) -> Iterator[_Section]:

@@ -57,17 +57,24 @@ def iter_lines(markdown: str) -> Iterator[tuple[str, bool]]:
     fence: str | None = None
     for line in markdown.splitlines(keepends=True):
         if fence is None:
-            opened = _FENCE_OPEN.match(line.rstrip("\r\n"))
-            if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
-                fence = opened["fence"]
+            fence = fence_opened(line)
             yield line, fence is not None
         else:
             yield line, True
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 fence = None
 
 
-def _closes(line: str, fence: str) -> bool:
+def fence_opened(line: str) -> str | None:
+    """The fence (its run of backticks or tildes) a line outside code opens, or None."""
+    opened = _FENCE_OPEN.match(line.rstrip("\r\n"))
+    if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+        return opened["fence"]
+    return None
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether a line inside code opened by ``fence`` closes it."""
     body = line.strip().lstrip("> \t").rstrip()
     return len(body) >= len(fence) and set(body) == {fence[0]}
 
@@ -86,11 +93,11 @@ def _segments(markdown: str, lines: Iterator[tuple[int, int]]) -> list[tuple[str
     for line_start, line_end in lines:
         line = markdown[line_start:line_end].rstrip("\r")
         if fence is None:
-            opened = _FENCE_OPEN.match(line)
-            if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+            fence = fence_opened(line)
+            if fence is not None:
                 out.append((markdown[start:line_start], False))
-                start, fence = line_start, opened["fence"]
-        elif line_start > start and _closes(line, fence):
+                start = line_start
+        elif line_start > start and closes_fence(line, fence):
             end = line_end + (markdown[line_end : line_end + 1] == "\n")
             out.append((markdown[start:end], True))
             start, fence = end, None
