@@ -204,3 +204,50 @@ def test_links_of_real_pages_are_what_every_element_through_target_gave(name: st
         root = document.parse_unbounded(path.read_bytes(), None).root
         url = "http://127.0.0.1:8000/" + path.relative_to(site.root).as_posix()
         assert tree_links(root, url) == _reference_links(root, url), path
+
+
+# Hrefs whose resolution may depend on more of the base than its folder, and ones that
+# do not, against bases that share a folder but differ in page, query, params, fragment.
+TRICKY_HREFS = (
+    "x.html", "./x.html", "../up/x.html", "../../../../x", "/abs/x", "//other.example/p",
+    "sub/", "x.html?q=1#f", "x;p=1", ";p", ";", "?q=2", "#frag", "", " ", "\x01?q",
+    "\x1f#f", " ?q", "\tx.html", "x\ty.html", "http:x.html", "http:?q", "https:", "a:b",
+    "mailto:a@b.c", ".", "..", "./", "%2e%2e/x", "x y.html", "?", "#", "\u00a0?q",
+)
+FOLDER_BASES = (
+    "https://docs.example.com/guide/intro.html",
+    "https://docs.example.com/guide/other.html?x=1#y",
+    "https://docs.example.com/guide/;p=2",
+    "https://docs.example.com/guide/",
+    "https://docs.example.com/guide",
+    "https://docs.example.com",
+    "https://docs.example.com/",
+    "http://docs.example.com/guide/intro.html",
+    "https://[::1/guide/x.html",
+)
+
+
+def test_links_resolved_by_folder_are_what_normalize_url_gives_for_each_page() -> None:
+    from mdcrawl import links
+
+    links._RESOLVED.clear()
+    for _ in range(2):  # the second pass answers from the memo
+        for base in FOLDER_BASES:
+            folder = links._folder(base)
+            for href in TRICKY_HREFS:
+                assert links._resolved(href, base, folder) == normalize_url(href, base), (
+                    href,
+                    base,
+                )
+    assert links._RESOLVED  # the memo was used
+
+
+def test_the_folder_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdcrawl import links
+
+    monkeypatch.setattr(links, "_RESOLVED_MAX", 4)
+    links._RESOLVED.clear()
+    folder = links._folder(PAGE)
+    for n in range(10):
+        assert links._resolved(f"p{n}.html", PAGE, folder) == normalize_url(f"p{n}.html", PAGE)
+    assert len(links._RESOLVED) <= 4

@@ -16,6 +16,7 @@ and converts it from one parse (``pipeline/reading.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from lxml import html
 
@@ -75,12 +76,61 @@ def tree_links(root: html.HtmlElement, url: str) -> PageLinks:
     # then by its page part: the same first occurrences, in the same order.
     raw = dict.fromkeys(_page_part(target) for target in dict.fromkeys(targets))
     seen: dict[str, None] = {}
+    folder = _folder(base)
     for target in raw:
-        link = normalize_url(target, base)
+        link = _resolved(target, base, folder)
         if link is not None and link != own:
             seen.setdefault(link, None)
     found = normalize_url(canonical, base) if canonical is not None else None
     return PageLinks(tuple(seen), found, base)
+
+
+# Relative hrefs resolved per folder, not per page: the pages of one folder (an API's
+# module, a manual's chapter) share their navigation, and ``urljoin`` was the dearest
+# part of reading a page's links once ``urls`` memoised the normalising. Bounded: the
+# memo is emptied when full.
+_RESOLVED: dict[tuple[str, str], str | None] = {}
+_RESOLVED_MAX = 32_768
+
+
+def _resolved(target: str, base: str, folder: str | None) -> str | None:
+    """``normalize_url(target, base)``, memoised by (``folder``, ``target``) where that
+    decides it: ``urljoin`` reads of a base only its scheme, host and folder (the path
+    up to its last "/") once the href has a path of its own (``_folder_relative``)."""
+    if folder is None or not _folder_relative(target):
+        return normalize_url(target, base)
+    key = (folder, target)
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    link = normalize_url(target, base)
+    if len(_RESOLVED) >= _RESOLVED_MAX:
+        _RESOLVED.clear()
+    _RESOLVED[key] = link
+    return link
+
+
+def _folder_relative(target: str) -> bool:
+    """Does ``urljoin`` resolve this href by the base's folder alone? Yes when it has no
+    scheme (no ":") and starts with a path: not empty, not "?query", "#fragment" or
+    ";params" (those keep the base's path, query or parameters), and not with a control
+    character (``urlsplit`` strips those first, which could leave one of the above)."""
+    text = target.strip()
+    return bool(text) and text[0] > " " and text[0] not in "?#;" and ":" not in text
+
+
+def _folder(base: str) -> str | None:
+    """What ``urljoin`` reads of ``base`` to resolve a folder-relative href: its scheme,
+    host and path segments but the last (as a string key); None if it cannot be split."""
+    try:
+        parts = urlparse(base.strip())
+    except ValueError:
+        return None
+    segments = parts.path.split("/")
+    if segments[-1] != "":
+        del segments[-1]
+    return "\0".join((parts.scheme, parts.netloc, str(len(segments)), "/".join(segments)))
 
 
 def _page_part(href: str) -> str:
