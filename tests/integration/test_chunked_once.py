@@ -21,14 +21,19 @@ from tests.support.sites import require_site
 def test_pages_are_chunked_once_in_the_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chunked_here: list[str] = []  # chunk_page calls in this process (the pool's are apart)
+    chunked_here: list[str] = []  # pages chunked in this process (the pool's are apart)
 
     def counting(markdown: str, url: str, title: str) -> object:
         chunked_here.append(url)
         return chunk_page(markdown, url, title)
 
-    for module in (local_chunks, agent_outputs, store):
+    def counting_lines(markdown: str, url: str, title: str) -> bytes:
+        chunked_here.append(url)
+        return chunk_lines(chunk_page(markdown, url, title))
+
+    for module in (agent_outputs, store):
         monkeypatch.setattr(module, "chunk_page", counting)
+    monkeypatch.setattr(local_chunks, "page_chunk_lines", counting_lines)
     site = require_site("requests")
     cache, out = tmp_path / "cache", tmp_path / "out"
     with serve_directory(site.root) as server:

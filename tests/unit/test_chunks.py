@@ -120,8 +120,8 @@ def test_a_page_is_chunked_once_then_read_back(
     made: list[str] = []
     monkeypatch.setattr(
         local_chunks,
-        "chunk_page",
-        lambda md, url, title: made.append(url) or chunk_page(md, url, title),
+        "page_chunk_lines",
+        lambda md, url, title: made.append(url) or chunk_lines(chunk_page(md, url, title)),
     )
     cache.prepare("https://h/guide.html", "Guide", PAGE)
     cache.prepare("https://h/guide.html", "Guide", PAGE)

@@ -66,6 +66,31 @@ def chunk_lines(chunks: Iterable[Chunk]) -> bytes:
     return "".join([encode(c.to_dict()) + "\n" for c in chunks]).encode()
 
 
+# What ``_LINE_ENCODER`` writes a string as (``ensure_ascii=False``: the C escaper).
+_string = json.encoder.encode_basestring
+
+
+def page_chunk_lines(
+    markdown: str, url: str, title: str, max_tokens: int = MAX_CHUNK_TOKENS
+) -> bytes:
+    """``chunk_lines(chunk_page(markdown, url, title, max_tokens))``, the same bytes made
+    in one pass: no Chunk, no dict per passage; each line's JSON written from its pieces
+    as the encoder writes them (keys in field order, ", " and ": " between, strings by
+    ``_string``, integers in decimal), the page's URL and title escaped once, each
+    section's heading path and anchor once. A pool worker chunks every page it converts
+    (Rust core: 30 passages a page), and encoding them one dict at a time was a third
+    of it. tests/unit/test_chunk_lines.py holds both ways to the same bytes."""
+    page = f'{{"url": {_string(url)}, "title": {_string(title)}, "heading_path": ['
+    lines: list[str] = []
+    for section in _sections(markdown):
+        path = ", ".join([_string(heading) for heading in section.path])
+        prefix = f'{page}{path}], "anchor": {_string(section.anchor)}, "text": '
+        for text in _pack(section, max_tokens):
+            ending = f'"tokens": {estimate_tokens(text)}, "position": {len(lines)}}}\n'
+            lines.append(f"{prefix}{_string(text)}, {ending}")
+    return "".join(lines).encode()
+
+
 def chunks_from_lines(data: bytes) -> list[Chunk]:
     """``chunk_lines`` read back (split at newlines only: a JSON string never holds one,
     but may hold U+2028 or U+0085, which ``splitlines`` would also cut at)."""

@@ -18,7 +18,7 @@ import hashlib
 import importlib
 from pathlib import Path
 
-from ...chunks import Chunk, chunk_lines, chunk_page, chunks_from_lines
+from ...chunks import Chunk, chunks_from_lines, page_chunk_lines
 from ...ports import BlobStore
 
 CHUNKS_PREFIX = "cache/chunks/"
@@ -60,7 +60,7 @@ def chunk_key(url: str, title: str, markdown: str) -> str:
 
 
 def _lines(url: str, title: str, markdown: str) -> bytes:
-    return chunk_lines(chunk_page(markdown, url, title))
+    return page_chunk_lines(markdown, url, title)  # chunk_lines(chunk_page(...)), in one pass
 
 
 @functools.cache
