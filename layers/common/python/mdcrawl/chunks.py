@@ -188,45 +188,24 @@ def _sections(markdown: str) -> Iterator[_Section]:
     levels: list[int] = []  # the headings above, outermost first: their levels
     path: list[str] = []  # and their plain text
     section = _Section((), "", "", [])
-    add = section.blocks.append
     for text, found in _blocks(markdown):
         if found is None:
-            add(text.rstrip("\n"))
+            section.blocks.append(text.rstrip("\n"))
             continue
         if section.heading or section.blocks:
             yield section
         level, raw = found
-        heading, slug = _heading_words(raw)
+        heading = plain_text(raw)
         while levels and levels[-1] >= level:
             levels.pop()
             path.pop()
         levels.append(level)
         path.append(heading)
         # Slugger.slug(raw), without reading the heading's plain text a second time.
-        anchor = slugs.unique(slug)
+        anchor = slugs.unique(github_slug(heading))
         section = _Section(tuple(path), anchor, text.rstrip("\n"), [])
-        add = section.blocks.append
     if section.heading or section.blocks:
         yield section
-
-
-# A heading's plain text and GitHub slug by its markdown: API pages repeat the same
-# headings ("fn eq(&self, other: &Rhs) -> bool" on hundreds of pages), more distinct ones
-# than ``plain_text``'s own memo holds for a worker's share of Rust core (~9,000).
-# Bounded: emptied when full.
-_HEADINGS: dict[str, tuple[str, str]] = {}
-_HEADINGS_MAX = 32_768
-
-
-def _heading_words(raw: str) -> tuple[str, str]:
-    """(``plain_text(raw)``, ``github_slug`` of it)."""
-    known = _HEADINGS.get(raw)
-    if known is None:
-        if len(_HEADINGS) >= _HEADINGS_MAX:
-            _HEADINGS.clear()
-        plain = plain_text(raw)
-        known = _HEADINGS[raw] = (plain, github_slug(plain))
-    return known
 
 
 def _pack(section: _Section, max_tokens: int) -> Iterator[str]:
