@@ -213,6 +213,7 @@ TRICKY_HREFS = (
     "sub/", "x.html?q=1#f", "x;p=1", ";p", ";", "?q=2", "#frag", "", " ", "\x01?q",
     "\x1f#f", " ?q", "\tx.html", "x\ty.html", "http:x.html", "http:?q", "https:", "a:b",
     "mailto:a@b.c", ".", "..", "./", "%2e%2e/x", "x y.html", "?", "#", "\u00a0?q",
+    "a #", "a\u3000#", "a\u00a0#f", "x.html? ", "http://[::1/x", "//[bad/x", "/a/../../b", "é.html",
 )
 FOLDER_BASES = (
     "https://docs.example.com/guide/intro.html",
@@ -227,15 +228,15 @@ FOLDER_BASES = (
 )
 
 
-def test_links_resolved_by_folder_are_what_normalize_url_gives_for_each_page() -> None:
+def test_links_resolved_by_folder_and_joiner_are_what_normalize_url_gives() -> None:
     from mdcrawl import links
 
     links._RESOLVED.clear()
     for _ in range(2):  # the second pass answers from the memo
         for base in FOLDER_BASES:
-            folder = links._folder(base)
+            folder, join = links._folder(base), links._joining(base)
             for href in TRICKY_HREFS:
-                assert links._resolved(href, base, folder) == normalize_url(href, base), (
+                assert links._resolved(href, base, folder, join) == normalize_url(href, base), (
                     href,
                     base,
                 )
@@ -247,7 +248,8 @@ def test_the_folder_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(links, "_RESOLVED_MAX", 4)
     links._RESOLVED.clear()
-    folder = links._folder(PAGE)
+    folder, join = links._folder(PAGE), links._joining(PAGE)
     for n in range(10):
-        assert links._resolved(f"p{n}.html", PAGE, folder) == normalize_url(f"p{n}.html", PAGE)
+        link = links._resolved(f"p{n}.html", PAGE, folder, join)
+        assert link == normalize_url(f"p{n}.html", PAGE)
     assert len(links._RESOLVED) <= 4
