@@ -18,7 +18,7 @@ from mdcrawl.models import (
     UrlState,
 )
 from mdcrawl.pipeline.finalize import FinalizeDeps, finalize
-from mdcrawl.pipeline.jobs import JobDeps, cancel_job, create_job
+from mdcrawl.pipeline.jobs import JobDeps, cancel_job, create_job, resume_job
 from mdcrawl.pipeline.orchestrate import OrchestratorDeps, Tuning, orchestrate
 from mdcrawl.pipeline.process import ProcessDeps, process_page
 from mdcrawl.ports import CrawlOutcome, CrawlRequest, CrawlResponse
@@ -358,3 +358,85 @@ async def test_a_batch_of_outcomes_writes_its_counters_once(stores: LocalStores)
     # 13 URLs, 25 bumps one by one; batches of 4 (concurrency 8 x 0.5): a handful of writes
     assert len(writes) <= 6
     assert any(len(deltas) > 1 for deltas in writes)
+
+
+def _transactions(stores: LocalStores) -> list[list[str]]:
+    """The statements of each write transaction on the stores' connection from now on."""
+    found: list[list[str]] = []
+
+    def traced(sql: str) -> None:
+        if sql.startswith("BEGIN"):
+            found.append([])
+        elif found and not sql.startswith("COMMIT"):
+            found[-1].append(sql)
+
+    with stores.db.write() as conn:
+        conn.set_trace_callback(traced)
+    return found
+
+
+async def test_a_batch_of_outcomes_and_the_claim_after_it_are_one_transaction(
+    stores: LocalStores,
+) -> None:
+    links = {BASE: tuple(f"{BASE}p{i}" for i in range(12)), f"{BASE}p0": (f"{BASE}q",)}
+    invoker = ScriptedInvoker({}, links)
+    job_id, deps = run(stores, invoker, dataclasses.replace(DEFAULTS, concurrency=8))
+    deps = dataclasses.replace(deps, batch=stores.db.batch)
+    transactions = _transactions(stores)
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    assert sorted(invoker.crawled) == sorted([BASE, *links[BASE], f"{BASE}q"])
+
+    def has(tx: list[str], text: str) -> bool:
+        return any(text in sql for sql in tx)
+
+    leasing = [tx for tx in transactions if has(tx, "SET state = 'leased'")]
+    # The start URL's claim comes first, alone; every later claim shares the transaction
+    # of the outcomes that made room for it (the start page's links, then p0's link).
+    assert len(leasing) >= 3 and not has(leasing[0], "SET state = 'done'")
+    assert all(has(tx, "SET state = 'done'") for tx in leasing[1:])
+    applying = [tx for tx in transactions if has(tx, "SET state = 'done'")]
+    assert len(applying) < len([BASE, *links[BASE], f"{BASE}q"])  # batches, not pages
+
+
+def _break_the_next_add(stores: LocalStores) -> None:
+    """The frontier's next ``add`` fails (once), in the middle of applying an outcome."""
+    add = stores.frontier.add
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        stores.frontier.add = add  # type: ignore[method-assign]
+        raise RuntimeError("crashed while adding the start page's links")
+
+    stores.frontier.add = broken  # type: ignore[method-assign]
+
+
+async def _crawl_to_the_end(stores: LocalStores, crash: bool) -> tuple[object, ...]:
+    links = {BASE: (BASE + "a", BASE + "b"), BASE + "a": (BASE + "c",)}
+    invoker = ScriptedInvoker({BASE + "b": ["skip"]}, links)
+    job_id, deps = run(stores, invoker)
+    deps = dataclasses.replace(deps, batch=stores.db.batch)
+    if crash:
+        _break_the_next_add(stores)
+        with pytest.raises(RuntimeError):
+            await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST)
+        # The start page's outcome was half applied when it failed: none of it was kept.
+        [start] = stores.frontier.items(job_id)
+        assert start.state is UrlState.LEASED
+        assert stores.jobs.get(job_id).counters.crawled == 0
+        resume_job(job_id, JobDeps(stores.jobs, stores.frontier, stores.events, stores.clock))
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    items = [(i.url, i.order, i.state, i.depth) for i in stores.frontier.items(job_id)]
+    c = stores.jobs.get(job_id).counters
+    pages = [(p.url, p.status, p.order) for p in stores.pages.list(job_id)]
+    return items, c.discovered, c.crawled, c.skipped, pages
+
+
+async def test_a_batch_that_fails_half_way_leaves_nothing_and_a_resume_ends_the_same(
+    tmp_path: Path,
+) -> None:
+    """All of a batch or none of it: an error in the middle of applying an outcome (or a
+    kill) leaves the state of the last commit, and a resumed run ends as an
+    uninterrupted one does."""
+    with open_local_stores(tmp_path / "whole") as stores:
+        uninterrupted = await _crawl_to_the_end(stores, crash=False)
+    with open_local_stores(tmp_path / "crashed") as stores:
+        assert await _crawl_to_the_end(stores, crash=True) == uninterrupted

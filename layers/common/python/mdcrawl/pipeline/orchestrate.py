@@ -128,8 +128,7 @@ class _Engine:
                 self._watch(stop_at)
                 if self.stop == "budget":
                     self._cut_overdue()
-                if self.stop is None:
-                    self._claim()
+                self._apply_and_claim()
                 if not self.tasks:
                     if self.stop is not None or self._drained():
                         break
@@ -172,14 +171,39 @@ class _Engine:
         }
         self.deps.events.append(self.job_id, EventType.JOB_PROGRESS, data, now)
 
-    def _claim(self) -> None:
+    def _apply_and_claim(self) -> None:
+        """The finished outcomes that may be applied, then the next claim, in one batch
+        (one transaction locally): a batch's outcomes and the leases that replace them
+        rewrite the same frontier, counter and event pages, which one commit writes once
+        (two commits per batch wrote ~6 WAL pages per crawled page on 2,400 rustdoc
+        pages). A kill loses at most the new leases, which a resume gives back anyway."""
+        room = self._room() if self.stop is None else 0
+        if not self.finished and not room:
+            return  # no transaction for nothing to write
+        with self._batch():
+            self._apply_in_order()
+            if self.state.start_error:  # the start URL failed: nothing more to claim
+                self.stop = "failed"
+            elif room:
+                self._claim(room)
+
+    def _room(self) -> int:
+        """How many URLs to claim now: 0 while the room left is less than a crawl call's
+        batch (claim in batches, not one URL at a time)."""
         options = self.state.job.options
-        batch = max(1, int(options.concurrency * self.tuning.batch_per_slot))
         room = options.concurrency * self.tuning.in_flight_per_slot - sum(
             len(items) for items in self.tasks.values()
         )
-        if room < batch and self.tasks:
-            return  # claim in batches, not one URL at a time
+        if room < self._batch_size() and self.tasks:
+            return 0
+        return max(room, 0)
+
+    def _batch_size(self) -> int:
+        return max(1, int(self.state.job.options.concurrency * self.tuning.batch_per_slot))
+
+    def _claim(self, room: int) -> None:
+        options = self.state.job.options
+        batch = self._batch_size()
         now = self.deps.clock.now()
         items = self.deps.frontier.claim(self.job_id, room, self.tuning.lease_s, now)
         # A URL that comes back after a failed attempt goes alone: if its batch crashed
@@ -223,8 +247,7 @@ class _Engine:
         )
         for task in done:
             self.finished.append((self.tasks.pop(task), task))
-        with self._batch():
-            self._apply_in_order()
+        # Applied by the next ``_apply_and_claim``, in one transaction with its claim.
 
     def _apply_in_order(self) -> None:
         """Apply the finished URLs that no URL still in flight precedes, lowest first."""

@@ -19,7 +19,10 @@ paying a transaction of its own.
 
 One connection per ``Database``, guarded by a lock so the threads of one process can
 share it. A forked child never reuses its parent's connection (SQLite forbids it): the
-connection is reopened whenever the process id changed.
+connection is reopened whenever the process id changed. That id is kept by a fork hook
+rather than asked of the kernel per statement, and the hot paths (``query``, ``write``)
+take the lock and translate errors in one step: the wrapping cost ~4 µs a statement,
+as much as running a small one, on the ~10 statements a crawled page costs.
 """
 
 from __future__ import annotations
@@ -36,6 +39,16 @@ from ...errors import StoreError
 from .schema import MIGRATIONS
 
 BUSY_TIMEOUT_S = 60.0
+
+_process_id = os.getpid()  # this process's id: kept current by the fork hook below
+
+
+def _forked() -> None:
+    global _process_id
+    _process_id = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @contextmanager
@@ -62,7 +75,7 @@ class Database:
         self.path = path
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._pid = os.getpid()
+        self._pid = _process_id
         self._batching = False  # only ever read by the thread holding the lock
         self._riders: list[Rider] = []
 
@@ -75,12 +88,17 @@ class Database:
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any error;
         inside ``batch()``, a part of the batch's transaction."""
-        with self._locked() as conn, store_errors(f"write to {self.path}"):
+        lock, conn = self._acquire()
+        try:
             if self._batching:
                 yield conn
-                return
-            with self._transaction(conn):
-                yield conn
+            else:
+                with self._transaction(conn):
+                    yield conn
+        except sqlite3.Error as exc:
+            raise StoreError(f"write to {self.path}: {exc}") from exc
+        finally:
+            lock.release()
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -114,8 +132,13 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run one read statement (its own consistent snapshot) and fetch every row."""
-        with self._locked() as conn, store_errors(f"read from {self.path}"):
+        lock, conn = self._acquire()
+        try:
             return conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"read from {self.path}: {exc}") from exc
+        finally:
+            lock.release()
 
     def version(self) -> tuple[int, int, int, int]:
         """Changes when the database may have: another connection committed (SQLite's
@@ -128,7 +151,7 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
+            if self._conn is not None and self._pid == _process_id:
                 with store_errors(f"close {self.path}"):
                     if any(rider.waiting() for rider in self._riders):
                         with self._transaction(self._conn):
@@ -138,18 +161,32 @@ class Database:
 
     @contextmanager
     def _locked(self) -> Iterator[sqlite3.Connection]:
+        lock, conn = self._acquire()
+        try:
+            yield conn
+        finally:
+            lock.release()
+
+    def _acquire(self) -> tuple[threading.RLock, sqlite3.Connection]:
+        """This process's lock, taken (the caller releases that very lock), and its
+        connection, opened on first use."""
         self._forget_parent_connection()
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._conn is None:
                 with store_errors(f"open {self.path}"):
                     self._conn = connect(self.path)
-            yield self._conn
+            return lock, self._conn
+        except BaseException:
+            lock.release()
+            raise
 
     def _forget_parent_connection(self) -> None:
         # After fork the inherited connection (and possibly a held lock) belong to the
         # parent: drop both without closing, the parent still uses that connection.
-        if self._pid != os.getpid():
-            self._pid = os.getpid()
+        if self._pid != _process_id:
+            self._pid = _process_id
             self._lock = threading.RLock()
             self._conn = None
 
