@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from mdcrawl.cli import main
 from mdcrawl.rewrite import iter_lines
 from mdcrawl.tokens import estimate_tokens
 
-from tests.support.demo import crawl, read_manifest
+from tests.support.demo import crawl, read_manifest, write_site
 from tests.support.server import serve_directory
 from tests.support.sites import require_site
 
@@ -71,9 +72,32 @@ def _check_agent_outputs(out: Path, budget: int) -> None:
     assert {c["url"] for c in chunks} == {m["url"] for m in manifest}
     for chunk in chunks:
         lines = list(iter_lines(chunk["text"]))
-        assert not lines[-1][1] or lines[-1][0].lstrip(" >\t").startswith(("```", "~~~"))  # fences closed
+        assert not lines[-1][1] or lines[-1][0].lstrip(" >\t").startswith(
+            ("```", "~~~")
+        )  # fences closed
     parts = sorted(out.glob("docs-0*.md"))
     assert len(parts) >= 5
     assert all(estimate_tokens(p.read_text()) <= budget for p in parts)
     index = (out / "docs-parts.md").read_text()
     assert all(f"]({p.name})" in index for p in parts)
+
+
+def test_the_library_holds_the_pages_as_the_outputs_have_them(tmp_path: Path) -> None:
+    """A site no generator rule knows: its first pages are converted before the crawl
+    has learnt the site's template, and finalize converts them again with it. The
+    library indexes those final conversions, the ones chunks.jsonl holds (not the first
+    records, with the template's chrome and titles a timing decided)."""
+    from tests.support.templated_site import PAGES, page_html
+
+    pages = {f"/p{n}.html": page_html(n) for n in range(PAGES)}
+    index = "".join(f'<a href="p{n}.html">page {n}</a> ' for n in range(PAGES))
+    site = write_site(tmp_path / "site", {**pages, "/index.html": f"<p>{index}</p>"})
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    with serve_directory(site) as server:
+        assert crawl(server.url("/index.html"), cache, out) == 0
+    lines = [json.loads(line) for line in (out / "chunks.jsonl").read_text().splitlines()]
+    outputs = sorted((c["url"], c["title"], c["text"]) for c in lines)
+    with sqlite3.connect(cache / "library.sqlite3") as db:
+        indexed = sorted(db.execute("SELECT url, title, body FROM chunks").fetchall())
+    assert len(outputs) > PAGES
+    assert indexed == outputs

@@ -35,7 +35,13 @@ from ..models import CrawlOptions, EventType, Job, JobStatus
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
-from ..pipeline.finalize import FinalizeDeps, finalize, records_owed
+from ..pipeline.finalize import (
+    FinalizeDeps,
+    finalize,
+    records_owed,
+    with_settled_template,
+    without_duplicates,
+)
 from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import process_page
@@ -217,9 +223,7 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     if owed > 0:
         fail(job.job_id, deps, f"{owed} fetched pages could not be converted or recorded")
         return
-    fin = FinalizeDeps(
-        stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
-    )
+    fin = _finalize_deps(stores)
     # The memo clears stale page files itself, unless the last assembly of this folder
     # stands as it is (an unchanged re-crawl): then nothing but the manifest is written.
     memo = FileOutputMemo(stores.blobs, out_dir)
@@ -228,6 +232,12 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     locate = lambda name: str(out_dir / name)  # noqa: E731
     # The pool has gone: the pages' rendering takes every core (adapters/local/parallel.py)
     finalize(job.job_id, fin, opener, locate, memo, chunks.lines, forked_page_map())
+
+
+def _finalize_deps(stores: LocalStores) -> FinalizeDeps:
+    return FinalizeDeps(
+        stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
+    )
 
 
 async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -> None:
@@ -247,7 +257,12 @@ def _record(
     """A completed crawl joins the docs library (search, MCP) and writes changes.md."""
     if job.status is not JobStatus.COMPLETED:
         return None
-    pages = stores.pages.list(job.job_id)
+    # The pages as finalize assembled them: a page converted before the site's template
+    # settled is recorded as finalize converted it again, not as its first record had it
+    # (the chrome and title a timing chose).
+    pages = with_settled_template(
+        job.job_id, without_duplicates(stores.pages.list(job.job_id)), _finalize_deps(stores)
+    )
     if job.options.prefer_native:
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
