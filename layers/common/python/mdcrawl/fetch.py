@@ -195,7 +195,8 @@ class HttpxFetcher:
         self._auth = httpx.BasicAuth(*auth) if auth and scope else None
         self._user_agent = user_agent
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._client: httpx.AsyncClient | None = None  # made on the first request
+        self._entered = False
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._robots: dict[str, Protego] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
@@ -205,8 +206,14 @@ class HttpxFetcher:
         self._hosts_checked: dict[tuple[str, int], float] = {}  # (host, port) -> until
 
     async def __aenter__(self) -> HttpxFetcher:
+        # The client is made on the first request (``_need_client``): its TLS context
+        # loads the CA bundle (~30 ms), which a re-crawl answered from the cache never uses.
+        self._entered = True
+        return self
+
+    def _make_client(self) -> httpx.AsyncClient:
         timeout = self._options.timeout_s
-        self._client = _Client(
+        return _Client(
             transport=self._transport or self._default_transport(),
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
             headers={
@@ -217,7 +224,6 @@ class HttpxFetcher:
             follow_redirects=False,
             trust_env=False,  # no proxies from the environment: the guard must see the host
         )
-        return self
 
     async def __aexit__(
         self,
@@ -225,6 +231,7 @@ class HttpxFetcher:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._entered = False
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -312,8 +319,10 @@ class HttpxFetcher:
     # -- redirects, retries, one attempt -------------------------------------------------
 
     def _need_client(self) -> httpx.AsyncClient:
-        if self._client is None:
+        if not self._entered:
             raise RuntimeError("HttpxFetcher is used outside `async with`")
+        if self._client is None:
+            self._client = self._make_client()
         return self._client
 
     async def _follow(self, url: str, headers: Mapping[str, str], want: _Want) -> _Answer:

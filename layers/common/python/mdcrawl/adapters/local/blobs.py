@@ -24,7 +24,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO
 
 from ...errors import StoreError
@@ -81,7 +81,9 @@ class FileBlobStore:
 
     def _file(self, key: str) -> str:
         """``path`` as a string (what the writes and reads open: no Path built)."""
-        parts = PurePosixPath(key).parts
+        # PurePosixPath(key).parts by hand (empty and "." segments dropped): building a
+        # path object per blob read or write cost a re-crawl ~4 % of its CPU
+        parts = [part for part in key.split("/") if part and part != "."]
         if not key or key.startswith("/") or ".." in parts or "\\" in key:
             raise ValueError(f"blob key must be a relative path inside the store: {key!r}")
         return os.path.join(self.root, *parts)
