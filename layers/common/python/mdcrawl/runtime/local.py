@@ -28,6 +28,7 @@ from ..adapters.local import LocalStores, open_local_stores
 from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..adapters.local.parallel import forked_page_map
+from ..adapters.local.robots import crawl_robots_cache
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, kept_chunks, record_crawl
@@ -171,7 +172,11 @@ async def _crawl(
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         async with HttpxFetcher(
-            job.options, scope=scope, guard=fetching.guard, auth=fetching.auth
+            job.options,
+            scope=scope,
+            guard=fetching.guard,
+            auth=fetching.auth,
+            robots_cache=crawl_robots_cache(job.options, stores.blobs, stores.clock.now),
         ) as fetcher:
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),

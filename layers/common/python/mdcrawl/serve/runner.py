@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..adapters.local import LocalStores
+from ..adapters.local.robots import crawl_robots_cache
 from ..fetch import HttpxFetcher
 from ..names import job_key
 from ..netguard import AddressGuard
@@ -92,7 +93,10 @@ class JobRunner:
     async def _crawl(self, job_id: str) -> None:
         stores, job = self.stores, get_job(job_id, self.stores.jobs)
         scope = scope_for(job.url, job.options.include, job.options.exclude)
-        async with HttpxFetcher(job.options, scope=scope, guard=self.guard) as fetcher:
+        robots = crawl_robots_cache(job.options, stores.blobs, stores.clock.now)
+        async with HttpxFetcher(
+            job.options, scope=scope, guard=self.guard, robots_cache=robots
+        ) as fetcher:
             crawl_deps = CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock)
             invoker = LocalInvoker(crawl_deps, self._workers())
             for page in recover_unrecorded(job_id, self._recover_deps()):
