@@ -83,7 +83,7 @@ def finalize(
     if job.cancel_requested:
         _cancelled(job_id, deps)
         return DONE
-    records = with_settled_template(job_id, without_duplicates(deps.pages.list(job_id)), deps)
+    records = final_records(job_id, deps)
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
@@ -133,6 +133,14 @@ def _assemble(
         result = write_outputs(job, records, read, open_output, anchors, page_map, agent)
     agent.finish(read, open_output, job.options.max_tokens)
     return result
+
+
+def final_records(job_id: str, deps: FinalizeDeps) -> list[PageRecord]:
+    """The job's records as its outputs hold them: duplicates listed as skipped, pages
+    converted before the site's template settled converted again with it. What reads a
+    finished job's pages (the assembly, the local docs library) reads these; the
+    PageStore keeps each page's first record."""
+    return with_settled_template(job_id, without_duplicates(deps.pages.list(job_id)), deps)
 
 
 def with_settled_template(

@@ -36,13 +36,7 @@ from ..models import CrawlOptions, EventType, Job, JobStatus
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
-from ..pipeline.finalize import (
-    FinalizeDeps,
-    finalize,
-    records_owed,
-    with_settled_template,
-    without_duplicates,
-)
+from ..pipeline.finalize import FinalizeDeps, final_records, finalize, records_owed
 from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import process_page
@@ -262,12 +256,10 @@ def _record(
     """A completed crawl joins the docs library (search, MCP) and writes changes.md."""
     if job.status is not JobStatus.COMPLETED:
         return None
-    # The pages as finalize assembled them: a page converted before the site's template
-    # settled is recorded as finalize converted it again, not as its first record had it
-    # (the chrome and title a timing chose).
-    pages = with_settled_template(
-        job.job_id, without_duplicates(stores.pages.list(job.job_id)), _finalize_deps(stores)
-    )
+    # The pages as the outputs hold them, not each page's first record (converted before
+    # the site's template settled: the chrome and title a timing chose). A page settled
+    # late is read from the markdown cache a second time here (finalize read it first).
+    pages = final_records(job.job_id, _finalize_deps(stores))
     if job.options.prefer_native:
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
