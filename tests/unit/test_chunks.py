@@ -132,6 +132,23 @@ def test_a_page_is_chunked_once_then_read_back(
     assert made == ["https://h/guide.html"] * 2  # another title: other chunks
 
 
+def test_a_chunk_key_is_the_digest_earlier_versions_kept_chunks_under() -> None:
+    """The key digests the chunking code, then each part after a NUL (a cache folder's
+    chunks made by this code under those keys are found again), and each part counts."""
+    import hashlib
+
+    def spelled_out(*parts: str) -> str:
+        digest = hashlib.sha256(local_chunks.chunking_digest().encode())
+        for part in parts:
+            digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+        return f"cache/chunks/{digest.hexdigest()}.jsonl"
+
+    parts = ("https://h/a.html", "Tête", PAGE)
+    assert local_chunks.chunk_key(*parts) == spelled_out(*parts)
+    assert local_chunks.chunk_key(*parts) == spelled_out(*parts)  # the digest kept whole
+    assert local_chunks.chunk_key("https://h/b.html", "Tête", PAGE) != spelled_out(*parts)
+
+
 def test_atx_heading_reads_lines_as_the_atx_pattern_does():
     """The fast reading of a heading line agrees with the pattern it replaces on every
     line of a random sweep over the characters that matter (spaces, tabs, #s, others)."""

@@ -53,7 +53,7 @@ class ChunkCache:
 
 
 def chunk_key(url: str, title: str, markdown: str) -> str:
-    digest = hashlib.sha256(chunking_digest().encode())
+    digest = _keyed().copy()
     for part in (url, title, markdown):
         digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
     return f"{CHUNKS_PREFIX}{digest.hexdigest()}.jsonl"
@@ -61,6 +61,12 @@ def chunk_key(url: str, title: str, markdown: str) -> str:
 
 def _lines(url: str, title: str, markdown: str) -> bytes:
     return page_chunk_lines(markdown, url, title)  # chunk_lines(chunk_page(...)), in one pass
+
+
+@functools.cache
+def _keyed() -> hashlib._Hash:
+    """The key's digest once it has read the chunking code's (copied for each page)."""
+    return hashlib.sha256(chunking_digest().encode())
 
 
 @functools.cache
