@@ -29,6 +29,7 @@ from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..adapters.local.parallel import forked_page_map
 from ..adapters.local.robots import crawl_robots_cache
+from ..adapters.local.sitemaps import crawl_sitemap_cache
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, kept_chunks, record_crawl
@@ -171,6 +172,7 @@ async def _crawl(
             guard=fetching.guard,
             auth=fetching.auth,
             robots_cache=crawl_robots_cache(job.options, stores.blobs, stores.clock.now),
+            sitemap_cache=crawl_sitemap_cache(job.options, stores.blobs, stores.clock.now),
         ) as fetcher:
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
