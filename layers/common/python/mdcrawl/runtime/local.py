@@ -266,7 +266,8 @@ def _record(
         pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
     cache = ChunkCache(stores.blobs)
-    return record_crawl(Library(root), job, pages, read, out_dir, label, kept_chunks(cache))
+    chunker, version = kept_chunks(cache), stores.blobs.version
+    return record_crawl(Library(root), job, pages, read, out_dir, label, chunker, version)
 
 
 @contextlib.contextmanager
