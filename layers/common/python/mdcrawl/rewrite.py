@@ -13,7 +13,7 @@ import functools
 import html
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 # Returns the new target for a link URL, or None to leave the link as it is.
@@ -79,11 +79,15 @@ def closes_fence(line: str, fence: str) -> bool:
     return len(body) >= len(fence) and set(body) == {fence[0]}
 
 
-def segments(markdown: str) -> list[tuple[str, bool]]:
+# The assembler reads each page's text several times over (its links, its repeated
+# lines, its warnings, each a reading of its stretches): the last few texts' stretches
+# are kept, found again by the text (its hash is computed once per string object).
+@functools.lru_cache(maxsize=4)
+def segments(markdown: str) -> tuple[tuple[str, bool], ...]:
     """The text cut into prose and fenced-code stretches, as (text, in_code): the same
     reading as ``iter_lines``, but only lines that look like fences are looked at in
     Python (the assembler runs this over every page twice: it is on the hot path)."""
-    return _segments(markdown, _fence_lines(markdown, _STRICT_LEAD))
+    return tuple(_segments(markdown, _fence_lines(markdown, _STRICT_LEAD)))
 
 
 def _segments(markdown: str, lines: Iterator[tuple[int, int]]) -> list[tuple[str, bool]]:
@@ -373,7 +377,7 @@ def _prose_headings(text: str) -> Iterator[tuple[int, str]]:
             yield found[0], found[1].strip()
 
 
-def _line_segments(markdown: str) -> list[tuple[str, bool]] | None:
+def _line_segments(markdown: str) -> Sequence[tuple[str, bool]] | None:
     """``iter_lines``' reading of the text as ``segments``' stretches of whole lines, or
     None where it has other line breaks than \\n (read line by line then). Without them,
     the two readings differ only in a closing fence led by other white space (a
