@@ -215,30 +215,41 @@ def _relink_piece_twice(
     piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str], known: LinkMemo
 ) -> None:
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
-    and the reading of each link."""
+    and the reading of each link. What ``second`` made of a link is kept with it
+    (``LinkMemo``), and what ``first`` made of it last (the same answer again: the
+    rewritten link again)."""
     start = 0
     for match in _link_pattern(piece).finditer(piece):
         text = match.group()
         link = known.get(text) or _read_link(match, known)
         before = piece[start : match.start()]
         start = match.end()
-        bare = link.bare
-        target = first(bare)
+        target = first(link.bare)
         one.append(before)
-        one.append(text if target is None else link.pointing_at(target))
-        target = second(bare)
+        if target is None:
+            one.append(text)
+        elif target is link.first_target:
+            one.append(link.first_text)
+        else:
+            link.first_target = target
+            link.first_text = link.pointing_at(target)
+            one.append(link.first_text)
         two.append(before)
-        two.append(text if target is None else link.pointing_at(target))
+        if link.second_text is None:
+            target = second(link.bare)
+            link.second_text = text if target is None else link.pointing_at(target)
+        two.append(link.second_text)
     rest = piece[start:]
     one.append(rest)
     two.append(rest)
 
 
 class _Link:
-    """One matched link read once: its target as resolvers get it, and how to write it
-    pointing elsewhere (what ``_relinked`` does)."""
+    """One matched link read once: its target as resolvers get it, how to write it
+    pointing elsewhere (what ``_relinked`` does), and what the resolvers of
+    ``rewrite_links_twice`` made of it."""
 
-    __slots__ = ("bare", "_head", "_tail")
+    __slots__ = ("bare", "_head", "_tail", "first_target", "first_text", "second_text")
 
     def __init__(self, match: re.Match[str]) -> None:
         kind = match.lastgroup or ""  # the link's own group closes last in each branch
@@ -251,6 +262,9 @@ class _Link:
             lead = match.string[match.start() : match.start(kind)]  # "](", "[x]: ", 'href="'
             self._head = lead + ("<" if bracketed else "")
             self._tail = (">" if bracketed else "") + (match["q"] if kind == "href" else "")
+        self.first_target: str | None = None  # first's last answer, and the link it made
+        self.first_text = ""
+        self.second_text: str | None = None  # the link as second rewrote it
 
     def pointing_at(self, target: str) -> str:
         return self._head + target + self._tail
@@ -258,8 +272,9 @@ class _Link:
 
 # Links by their matched text (lead and destination): the same nav and cross-reference
 # links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
-# what a match reads as depends on its text alone. Kept by the caller for one assembly;
-# bounded (under 2 MB): cleared when full.
+# what a match reads as depends on its text alone. Kept by the caller for one assembly,
+# whose ``second`` resolver must answer the same for a URL all along (its answer is kept
+# with the link); bounded (under 3 MB): cleared when full.
 LinkMemo = dict[str, _Link]
 _MAX_LINKS = 4096
 
