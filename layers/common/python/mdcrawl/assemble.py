@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
 from .llms import llms_txt, site_name
@@ -80,8 +80,7 @@ class AssembledResult:
     manifest_order: tuple[str, ...] = ()  # url_hash of each manifest line, in order
 
 
-@dataclass(frozen=True)
-class _Heading:
+class _Heading(NamedTuple):  # a tuple: made for every heading of the site, serially
     level: int  # in docs.md, after re-levelling
     text: str
     anchor: str  # its id in docs.md
@@ -111,6 +110,7 @@ def write_outputs(
     page_map: PageMap | None = None,
     companion: Companion | None = None,
     page_files: OutputOpener | None = None,
+    ordered: list[PageRecord] | None = None,
 ) -> AssembledResult:
     """Write every output of ``job`` and say what was written. ``read_anchors(key)``
     gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
@@ -119,8 +119,9 @@ def write_outputs(
     ``page_files``: an opener of the pages' own files that works in any process the
     page map renders in (files on a disk): each page's file is then written where the
     page is rendered instead of being carried back here (default: ``open_output``,
-    here). Either way its name is in the result's ``names``."""
-    ordered = reading_order(pages, job.url)
+    here). Either way its name is in the result's ``names``. ``ordered``: ``pages`` in
+    reading order (``order.reading_order``), when the caller has them so already."""
+    ordered = reading_order(pages, job.url) if ordered is None else ordered
     name = site_name(ordered, job.url)
     stored_pages = ordered  # as recorded, before any retitling: what a companion reads
     pages, ordered, fixes = _retitled(pages, ordered, read_markdown)

@@ -28,6 +28,7 @@ from ..assemble import (
 from ..models import EventType, Job, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..native import site_file_records, with_native_twins
+from ..order import reading_order
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from . import templating
 from .jobs import fail, get_job
@@ -133,10 +134,11 @@ def _assemble(
     anchors = lambda key: _read_anchors(blobs, key)  # noqa: E731
     # llms-full.txt and chunks.jsonl are made beside each page's rendering, from the same
     # read of its markdown (one pass over the pages, not two)
-    agent = AgentOutputs(job, records, page_chunks)
+    ordered = reading_order(records, job.url)  # both read the pages in that order
+    agent = AgentOutputs(job, records, page_chunks, ordered)
     with agent.streams(open_output):
         result = write_outputs(
-            job, records, read, open_output, anchors, page_map, agent, page_files
+            job, records, read, open_output, anchors, page_map, agent, page_files, ordered
         )
     agent.finish(read, open_output, job.options.max_tokens)
     return result
