@@ -350,6 +350,47 @@ async def test_no_sitemap_means_no_urls(server: RunningServer) -> None:
         assert await fetcher.sitemap_urls(server.url("/")) == []
 
 
+class DictSitemapCache:
+    """``fetch.SitemapCache`` in a dict."""
+
+    def __init__(self) -> None:
+        self.seeds: dict[str, list[str]] = {}
+
+    def get(self, start_url: str) -> list[str] | None:
+        return self.seeds.get(start_url)
+
+    def put(self, start_url: str, urls: list[str]) -> None:
+        self.seeds[start_url] = urls
+
+
+async def test_sitemap_seeds_are_kept_and_answered_from_the_cache(server: RunningServer) -> None:
+    base, cache = server.base_url, DictSitemapCache()
+    root_map = f"<urlset><url><loc>{base}/p3.html</loc></url></urlset>".encode()
+    server.routes["/sitemap.xml"] = lambda h: respond(h, 200, {"Content-Type": "text/xml"}, root_map)
+    async with HttpxFetcher(FAST, sitemap_cache=cache) as fetcher:
+        assert await fetcher.sitemap_urls(server.url("/")) == [f"{base}/p3.html"]
+    assert cache.seeds == {f"{base}/": [f"{base}/p3.html"]}
+    server.routes.pop("/sitemap.xml")
+    server.stats.reset()
+    async with HttpxFetcher(FAST, sitemap_cache=cache) as fetcher:
+        assert await fetcher.sitemap_urls(server.url("/")) == [f"{base}/p3.html"]
+    assert "/sitemap.xml" not in server.stats.paths()
+
+
+@pytest.mark.parametrize(("status", "kept"), [(404, True), (410, True), (503, False), (429, False)])
+async def test_only_a_settled_sitemap_answer_is_kept(
+    server: RunningServer, status: int, kept: bool
+) -> None:
+    cache = DictSitemapCache()
+    server.routes["/sitemap.xml"] = lambda h: respond(h, status, {"Content-Length": "0"})
+    options = replace(FAST, retries=0)
+    async with HttpxFetcher(options, sitemap_cache=cache) as fetcher:
+        assert await fetcher.sitemap_urls(server.url("/")) == []
+    # a 404 means no sitemap for good (asked again only when the note is stale); a 503 or
+    # a 429 may pass: the next crawl asks again
+    assert (f"{server.base_url}/" in cache.seeds) is kept
+
+
 async def test_guard_blocks_loopback_unless_allowed(server: RunningServer) -> None:
     async with HttpxFetcher(FAST, guard=AddressGuard()) as fetcher:
         with pytest.raises(UnsafeUrl):

@@ -4,6 +4,7 @@ any changed input or output file means an assembly in full."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -15,6 +16,7 @@ from mdcrawl.adapters.local.blobs import FileBlobStore
 from mdcrawl.adapters.local.outputs import FileOutputMemo
 from mdcrawl.assemble import AssembledResult, write_outputs
 from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
+from mdcrawl.names import BlobPrefix
 
 ROOT = "https://docs.example.org/docs/"
 PAGES = {
@@ -140,3 +142,32 @@ def test_an_output_edited_or_added_since_means_an_assembly_in_full(
     _, reused = _finalize_like(blobs, out, "job-2", from_cache=True)
     assert not reused
     assert not (out / "pages" / "9999-stray.md").exists()  # cleared before assembling
+
+
+def test_a_cache_document_written_again_means_an_assembly_in_full(
+    blobs: FileBlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache document stands for its bytes by key and version: unchanged, the folder is
+    kept without reading it; written again, assembled in full."""
+    monkeypatch.setattr(sys.modules[__name__], "_records", _cache_records_of(_records))
+    out = tmp_path / "out"
+    for record, text in zip(_records("job-1", False), PAGES.values(), strict=True):
+        blobs.put(record.markdown_key or "", text.encode())
+    _finalize_like(blobs, out, "job-1", from_cache=False)
+    _, reused = _finalize_like(blobs, out, "job-2", from_cache=True)
+    assert reused
+    key = _records("job-2", True)[1].markdown_key or ""
+    blobs.put(key, b"# Install\n\n## Setup\n\nRun it now.\n")  # the same key written again
+    _, reused = _finalize_like(blobs, out, "job-3", from_cache=True)
+    assert not reused
+    assert "Run it now." in (out / "docs.md").read_text()
+
+
+def _cache_records_of(make):  # noqa: ANN001, ANN202 - the module's own _records, wrapped
+    def records(job_id: str, from_cache: bool) -> list[PageRecord]:
+        return [
+            replace(r, markdown_key=f"{BlobPrefix.CACHE_MARKDOWN}8/{r.url_hash}.json")
+            for r in make(job_id, from_cache)
+        ]
+
+    return records

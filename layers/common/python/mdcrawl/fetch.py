@@ -139,6 +139,27 @@ class RobotsCache(Protocol):
     def put(self, origin: str, text: str) -> None: ...
 
 
+class SitemapCache(Protocol):
+    """A start URL's sitemap seeds (``sitemap_urls``), kept beyond one fetcher (blocking
+    calls; locally ``adapters/local/sitemaps.py``)."""
+
+    def get(self, start_url: str) -> list[str] | None: ...
+
+    def put(self, start_url: str, urls: list[str]) -> None: ...
+
+
+# A sitemap that failed like this is missing for good (asked again only once the cached
+# answer is stale); any other failure (timeouts, 5xx, 429) may pass: not kept.
+_SETTLED_FAILURES = (TooLarge, NotHtml, OutOfScope, TooManyRedirects, RobotsDisallowed)
+_PASSING_STATUSES = frozenset({408, 425, 429})
+
+
+def _settled(exc: FetchError) -> bool:
+    if isinstance(exc, HttpStatusError):
+        return 400 <= exc.status < 500 and exc.status not in _PASSING_STATUSES
+    return isinstance(exc, _SETTLED_FAILURES)
+
+
 class _Cookies(httpx.Cookies):
     """The client's cookie jar, which an answer without ``Set-Cookie`` does not enter:
     httpx builds urllib's request and response views of every answer for the jar, ~6 %
@@ -186,9 +207,11 @@ class HttpxFetcher:
         transport: httpx.AsyncBaseTransport | None = None,
         auth: tuple[str, str] | None = None,
         robots_cache: RobotsCache | None = None,
+        sitemap_cache: SitemapCache | None = None,
     ) -> None:
         self._options = options
         self._robots_cache = robots_cache  # robots.txt kept across fetchers (AWS: DynamoDB)
+        self._sitemap_cache = sitemap_cache  # sitemap seeds kept across crawls (local runs)
         self._scope = scope
         self._guard = guard
         # Basic auth for the scope's own origin only: never sent to another host.
@@ -302,19 +325,36 @@ class HttpxFetcher:
     async def sitemap_urls(self, start_url: str) -> list[str]:
         """Page URLs from robots ``Sitemap:`` lines, ``<prefix>/sitemap.xml`` and
         ``/sitemap.xml``, with one level of sitemap index; deduplicated, at most
-        ``sitemap.MAX_URLS``, not filtered by scope (the caller does that)."""
+        ``sitemap.MAX_URLS``, not filtered by scope (the caller does that). From the
+        sitemap cache while it knows them; a settled answer is kept there."""
         start = normalize_url(start_url)
         if start is None:
             return []
+        cache = self._sitemap_cache
+        if cache is not None:
+            known = await asyncio.to_thread(cache.get, start)
+            if known is not None:
+                return known
+        urls, settled = await self._sitemap_seeds(start)
+        if cache is not None and settled:
+            await asyncio.to_thread(cache.put, start, urls)
+        return urls
+
+    async def _sitemap_seeds(self, start: str) -> tuple[list[str], bool]:
+        """The seeds, and whether every sitemap asked for answered for good."""
         found: dict[str, None] = {}
+        settled = True
         for sitemap_url in await self._sitemap_candidates(start):
-            doc = await self._sitemap(sitemap_url)
+            doc, answered = await self._sitemap(sitemap_url)
             found.update(dict.fromkeys(doc.urls))
             for child in doc.sitemaps[:MAX_CHILD_SITEMAPS]:
-                found.update(dict.fromkeys((await self._sitemap(child)).urls))
+                child_doc, child_answered = await self._sitemap(child)
+                found.update(dict.fromkeys(child_doc.urls))
+                answered = answered and child_answered
+            settled = settled and answered
             if len(found) >= MAX_URLS:
                 break
-        return list(found)[:MAX_URLS]
+        return list(found)[:MAX_URLS], settled
 
     # -- redirects, retries, one attempt -------------------------------------------------
 
@@ -470,13 +510,14 @@ class HttpxFetcher:
         raw = [*robots.sitemaps, origin + prefix + "sitemap.xml", origin + "/sitemap.xml"]
         return list(dict.fromkeys(u for u in map(normalize_url, raw) if u is not None))
 
-    async def _sitemap(self, url: str) -> SitemapDoc:
+    async def _sitemap(self, url: str) -> tuple[SitemapDoc, bool]:
+        """The sitemap at ``url``, and whether that answer is settled (kept)."""
         want = _Want(max_bytes=SITEMAP_MAX_BYTES, html_only=False, retries=1)
         try:
             answer = await self._follow(url, {}, want)
-        except FetchError:
-            return SitemapDoc()  # a missing or broken sitemap only means fewer seeds
-        return parse_sitemap(answer.body)
+        except FetchError as exc:
+            return SitemapDoc(), _settled(exc)  # missing or broken: only fewer seeds
+        return parse_sitemap(answer.body), True
 
 
 # -- reading one response ---------------------------------------------------------------

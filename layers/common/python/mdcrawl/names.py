@@ -84,6 +84,7 @@ class BlobPrefix(StrEnum):
     CACHE_MARKDOWN = "cache/markdown/"  # converted pages by content hash + converter version
     CACHE_LINKS = "cache/links/"  # a page's link list too large for its cache item (AWS)
     CACHE_ROBOTS = "cache/robots/"  # robots.txt by origin, fresh for a day (local runs)
+    CACHE_SITEMAPS = "cache/sitemaps/"  # a start URL's sitemap seeds, fresh for a day (local)
     JOBS = "jobs/"  # jobs/{job_id}/pages/*.md, jobs/{job_id}/docs.md, llms.txt, manifest.jsonl
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +13,11 @@ from ..agent_outputs import page_markdown
 from ..models import Job, PageRecord, PageStatus
 from ..order import reading_order
 from ..pipeline.finalize import without_duplicates
+from ..stored import is_cache_document
 from ..urls import scope_for
 from ..versions import version_info, version_label
 from .changes import Changes, changes_md
-from .store import Chunker, Library, LibraryPage, Snapshot, chunked
+from .store import Chunker, KnownPage, Library, LibraryPage, Snapshot, TextMark, chunked
 
 CHANGES = "changes.md"
 
@@ -38,6 +40,30 @@ def scope_folder(start_url: str) -> str:
     return urlunsplit((scope.scheme, scope.host, scope.path_prefix, "", ""))
 
 
+def _mark(record: PageRecord, version: Callable[[str], object]) -> TextMark | None:
+    """Where the page's text comes from, when that is a markdown cache document (named
+    by its page's body, base URL and converter version; its version says it was not
+    written again): a job's own blobs, such as native twins, are read each time."""
+    key = record.markdown_key or ""
+    if not is_cache_document(key):
+        return None
+    return key, json.dumps(version(key)), record.title or record.url
+
+
+def _page(
+    record: PageRecord,
+    mark: TextMark | None,
+    known: dict[tuple[str, str], tuple[str, int]],
+    read_markdown: Callable[[str], str],
+) -> LibraryPage | KnownPage:
+    title = record.title or record.url
+    text = lambda: page_markdown(record, read_markdown(record.markdown_key or ""))  # noqa: E731
+    found = known.get((mark[0], mark[2])) if mark is not None else None
+    if found is None:
+        return LibraryPage(record.url, title, text())
+    return KnownPage(record.url, title, found[0], found[1], text)
+
+
 def kept_chunks(cache: ChunkCache) -> Chunker:
     """A page's chunks as a local crawl's pool workers kept them: their ``chunks.jsonl``
     lines, which the library reads in one go (no ``Chunk`` made per chunk)."""
@@ -52,15 +78,18 @@ def record_crawl(
     out_dir: Path | None,
     label: str | None = None,
     chunker: Chunker = chunked,
+    version: Callable[[str], object] | None = None,
 ) -> Recorded:
     """Store the job's ok pages (reading order) as a snapshot; write ``changes.md`` into
     ``out_dir`` when one is given. ``chunker`` gives a page's chunks (locally: the ones
-    its pool worker made)."""
+    its pool worker made). ``version`` gives a blob's version (locally: size and mtime):
+    a page read from a markdown cache document the library has recorded before, in the
+    same version, is recorded without reading its markdown again."""
     kept = [r for r in without_duplicates(list(records)) if r.status is PageStatus.OK]
-    pages = [
-        LibraryPage(r.url, r.title or r.url, page_markdown(r, read_markdown(r.markdown_key or "")))
-        for r in reading_order(kept, job.url)
-    ]
+    ordered = reading_order(kept, job.url)
+    marks = [_mark(r, version) for r in ordered] if version else [None] * len(ordered)
+    known = library.known([m for m in marks if m is not None])
+    pages = [_page(r, m, known, read_markdown) for r, m in zip(ordered, marks, strict=True)]
     crawled_at = job.finished_at or job.started_at or job.created_at
     snapshot = Snapshot(
         0,
@@ -73,7 +102,7 @@ def record_crawl(
         0,
         str(out_dir or ""),
     )
-    stored, changes = library.record(snapshot, pages, chunker)
+    stored, changes = library.record(snapshot, pages, chunker, marks)
     if out_dir is not None:
         (out_dir / CHANGES).write_text(changes_md(changes), encoding="utf-8")
     return Recorded(stored, changes)

@@ -7,6 +7,9 @@ the cache folder, with its pages' markdown and a full-text index of their chunks
   a site.
 - ``texts``: page markdown by sha256, shared by every snapshot that has the same page.
 - ``pages``: (snapshot, url) → title, text hash, tokens, reading position.
+- ``known_texts``: (markdown cache key, title) → the page text's hash and tokens, with
+  the cache document's version (size, mtime) they were read from: a re-crawl answered
+  from the cache records its pages without reading their markdown again (``KnownPage``).
 - ``chunks``: an FTS5 table (BM25 ranking, Porter stemming) of the current snapshots'
   chunks (``mdcrawl.chunks``). A page whose URL, title and markdown are those it had in
   the (site, version)'s previous snapshot keeps the chunks indexed then (their
@@ -62,6 +65,9 @@ CREATE TABLE IF NOT EXISTS pages (
     tokens INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (snapshot, url));
 CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS known_texts (
+    key TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL, hash TEXT NOT NULL,
+    tokens INTEGER NOT NULL, PRIMARY KEY (key, title));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5 (
     title, headings, body, where_, scope, url UNINDEXED, anchor UNINDEXED, path UNINDEXED,
     snapshot UNINDEXED, tokenize = 'porter unicode61');
@@ -75,9 +81,29 @@ class LibraryPage:
     markdown: str
 
 
+@dataclass(frozen=True)
+class KnownPage:
+    """A page whose text the library already holds (``texts``, by ``hash``): recorded
+    without its markdown, which ``read`` gives only if its chunks must be made again."""
+
+    url: str
+    title: str
+    hash: str
+    tokens: int
+    read: Callable[[], str]
+
+    @property
+    def markdown(self) -> str:
+        return self.read()
+
+
+# Where a page's text comes from: a cache document's key and version, and its title.
+TextMark = tuple[str, str, str]  # (key, version, title)
+
+
 # A page's chunks (default: chunk_page now), or their ``chunks.jsonl`` lines (locally the
 # ones its pool worker made, read as they are kept: ``_chunk_fields``).
-Chunker = Callable[[LibraryPage], "Sequence[Chunk] | bytes"]
+Chunker = Callable[["LibraryPage | KnownPage"], "Sequence[Chunk] | bytes"]
 
 
 def chunked(page: LibraryPage) -> list[Chunk]:
@@ -155,17 +181,34 @@ class Library:
 
     # --- recording a crawl ----------------------------------------------------------------
 
+    def known(self, marks: Sequence[TextMark]) -> dict[tuple[str, str], tuple[str, int]]:
+        """(key, title) → (text hash, tokens) of the ``marks`` recorded before from the
+        same cache document version (``remember``)."""
+        found: dict[tuple[str, str], tuple[str, int]] = {}
+        with self._db() as db:
+            for key, version, title in marks:
+                row = db.execute(
+                    "SELECT version, hash, tokens FROM known_texts WHERE key = ? AND title = ?",
+                    (key, title),
+                ).fetchone()
+                if row is not None and row[0] == version:
+                    found[(key, title)] = (row[1], row[2])
+        return found
+
     def record(
         self,
         snapshot: Snapshot,
-        pages: Sequence[LibraryPage],
+        pages: Sequence[LibraryPage | KnownPage],
         chunker: Chunker = chunked,
+        marks: Sequence[TextMark | None] = (),
     ) -> tuple[Snapshot, Changes]:
         """Store a finished crawl as the current snapshot of its (site, version) and say
         what changed since the site's previous snapshot. ``snapshot.id`` is ignored;
-        ``chunker`` is asked only for pages whose chunks are not indexed already."""
-        states = [PageState(p.url, p.title, _hash(p.markdown)) for p in pages]
-        tokens = sum(estimate_tokens(p.markdown) for p in pages)
+        ``chunker`` is asked only for pages whose chunks are not indexed already.
+        ``marks``, per page (None: none), are remembered with the page's text hash, so
+        that the next crawl can hand that page over as a ``KnownPage``."""
+        states = [PageState(p.url, p.title, _text_hash(p)) for p in pages]
+        tokens = sum(_tokens(p) for p in pages)
         with self._db() as db:
             previous = _latest(db, snapshot.site)
             cursor = db.execute(
@@ -191,6 +234,7 @@ class Library:
                 }
             )
             _store_pages(db, stored.id, pages, states)
+            _remember(db, pages, states, marks)
             _replace_chunks(db, stored, pages, states, chunker)
             before = _states(db, previous.id) if previous else None
         changes = compare(
@@ -325,6 +369,33 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _text_hash(page: LibraryPage | KnownPage) -> str:
+    return page.hash if isinstance(page, KnownPage) else _hash(page.markdown)
+
+
+def _tokens(page: LibraryPage | KnownPage) -> int:
+    return page.tokens if isinstance(page, KnownPage) else estimate_tokens(page.markdown)
+
+
+def _remember(
+    db: sqlite3.Connection,
+    pages: Sequence[LibraryPage | KnownPage],
+    states: list[PageState],
+    marks: Sequence[TextMark | None],
+) -> None:
+    """Note each marked page's text hash and tokens (see ``known``); a page already
+    known by the same mark needs no new note."""
+    db.executemany(
+        "INSERT OR REPLACE INTO known_texts (key, title, version, hash, tokens)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [
+            (mark[0], mark[2], mark[1], state.hash, _tokens(page))
+            for page, state, mark in zip(pages, states, marks, strict=False)
+            if mark is not None and not isinstance(page, KnownPage)
+        ],
+    )
+
+
 def _weights() -> str:
     return ", ".join(str(w) for w in WEIGHTS)
 
@@ -359,17 +430,24 @@ def _site_named(db: sqlite3.Connection, site: str) -> str | None:
 
 
 def _store_pages(
-    db: sqlite3.Connection, snapshot: int, pages: Sequence[LibraryPage], states: list[PageState]
+    db: sqlite3.Connection,
+    snapshot: int,
+    pages: Sequence[LibraryPage | KnownPage],
+    states: list[PageState],
 ) -> None:
     db.executemany(
         "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, ?)",
-        [(s.hash, p.markdown) for p, s in zip(pages, states, strict=True)],
+        [
+            (s.hash, p.markdown)
+            for p, s in zip(pages, states, strict=True)
+            if not isinstance(p, KnownPage)  # its text is there already
+        ],
     )
     db.executemany(
         "INSERT OR REPLACE INTO pages (snapshot, url, title, hash, tokens, position)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         [
-            (snapshot, p.url, p.title, s.hash, estimate_tokens(p.markdown), i)
+            (snapshot, p.url, p.title, s.hash, _tokens(p), i)
             for i, (p, s) in enumerate(zip(pages, states, strict=True))
         ],
     )
@@ -378,7 +456,7 @@ def _store_pages(
 def _replace_chunks(
     db: sqlite3.Connection,
     stored: Snapshot,
-    pages: Sequence[LibraryPage],
+    pages: Sequence[LibraryPage | KnownPage],
     states: list[PageState],
     chunker: Chunker,
 ) -> None:

@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from ..adapters.local import LocalStores
 from ..adapters.local.robots import crawl_robots_cache
+from ..adapters.local.sitemaps import crawl_sitemap_cache
 from ..fetch import HttpxFetcher
 from ..names import job_key
 from ..netguard import AddressGuard
@@ -94,8 +95,13 @@ class JobRunner:
         stores, job = self.stores, get_job(job_id, self.stores.jobs)
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         robots = crawl_robots_cache(job.options, stores.blobs, stores.clock.now)
+        sitemaps = crawl_sitemap_cache(job.options, stores.blobs, stores.clock.now)
         async with HttpxFetcher(
-            job.options, scope=scope, guard=self.guard, robots_cache=robots
+            job.options,
+            scope=scope,
+            guard=self.guard,
+            robots_cache=robots,
+            sitemap_cache=sitemaps,
         ) as fetcher:
             crawl_deps = CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock)
             invoker = LocalInvoker(crawl_deps, self._workers())

@@ -65,6 +65,18 @@ class FileBlobStore:
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._file(key))
 
+    def version(self, key: str) -> tuple[int, int] | None:
+        """(size, mtime in ns) of the blob at ``key``, None if there is none: it changes
+        whenever the blob is written (every write renames a new file into place), so
+        comparing it stands for comparing the bytes without reading them."""
+        try:
+            info = os.stat(self._file(key))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StoreError(f"stat {key}: {exc}") from exc
+        return info.st_size, info.st_mtime_ns
+
     def writer(
         self, key: str, content_type: str = "text/markdown; charset=utf-8"
     ) -> AbstractContextManager[BinaryIO]:

@@ -3,9 +3,10 @@
 Assembling (ordering, link rewriting, quality report, chunks) is most of a cached
 re-crawl's CPU, and its result is a function of its inputs alone: the job's start URL,
 options, truncation and crawl date, each record (all but which job made it and whether
-it came from the cache), each page's markdown and element ids, and the assembling
-code itself. ``FileOutputMemo`` keeps a digest of those inputs per output folder (in
-the cache folder, never among the outputs), and the size and mtime of every file the
+it came from the cache), each page's markdown and element ids (``_blob_mark``), and
+the assembling code itself. ``FileOutputMemo`` keeps a digest of those inputs per output
+folder (in the cache folder, never among the outputs), and the size and mtime of every
+file the
 assembly wrote. When a later finalize of the same folder has the same digest and
 finds the files as they were left, the outputs are already what it would write: only
 ``manifest.jsonl`` is written again, because its ``from_cache`` column is the one thing
@@ -28,7 +29,7 @@ from typing import BinaryIO
 
 from ...assemble import MANIFEST, PAGES_DIR, AssembledResult, OutputOpener, crawl_date
 from ...models import Job, PageRecord
-from ...names import anchors_key
+from ...names import BlobPrefix, anchors_key
 from .blobs import FileBlobStore
 
 MEMO_PREFIX = "outputs/"
@@ -140,9 +141,20 @@ def inputs_digest(job: Job, records: Sequence[PageRecord], blobs: FileBlobStore)
         kept = {name: value for name, value in kept.items() if name not in _NOT_INPUTS}
         digest.update(json.dumps(kept, sort_keys=True, default=str).encode("utf-8"))
         key = record.markdown_key
-        for blob in (blobs.get(key), blobs.get(anchors_key(key))) if key else ():
-            digest.update(hashlib.sha256(blob or b"").digest())
+        for blob_key in (key, anchors_key(key)) if key else ():
+            digest.update(_blob_mark(blobs, blob_key).encode())
     return digest.hexdigest()
+
+
+def _blob_mark(blobs: FileBlobStore, key: str) -> str:
+    """What stands for a blob's bytes in the digest. A markdown cache document is named
+    by its page's body, base URL and converter version: its key and its version (size
+    and mtime, which every write changes) say it is the same without reading it —
+    reading and hashing every page was most of checking that an unchanged re-crawl's
+    outputs stand. Any other blob (a job's own copy, a native twin) by its bytes."""
+    if key.startswith(BlobPrefix.CACHE_MARKDOWN):
+        return json.dumps([key, blobs.version(key)])
+    return hashlib.sha256(blobs.get(key) or b"").hexdigest()
 
 
 def _code_digest() -> str:
