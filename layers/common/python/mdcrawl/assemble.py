@@ -493,14 +493,14 @@ class _Renderer:
         section = _section(planned, in_document)
         lines = self._repeated.count(markdown)
         warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
-        file: bytes | None = _page_file(planned, in_file).encode("utf-8")
-        if self._page_files is not None:
-            # written here: a forked renderer's file creation (most of a small page's
-            # cost to the system) then runs beside the others, and nothing comes back
-            with self._page_files(planned.file) as stream:
-                stream.write(file)
-            file = None
-        return _Rendered(file, section.encode("utf-8"), len(section), warnings, piece)
+        file = _page_file(planned, in_file).encode("utf-8")
+        if self._page_files is None:
+            return _Rendered(file, section.encode("utf-8"), len(section), warnings, piece)
+        # written here: a forked renderer's file creation (most of a small page's cost to
+        # the system) then runs beside the others', and the file's bytes never come back
+        with self._page_files(planned.file) as stream:
+            stream.write(file)
+        return _Rendered(None, section.encode("utf-8"), len(section), warnings, piece)
 
 
 def _serial(render: Callable[[int], Any], count: int) -> Iterator[Any]:

@@ -83,7 +83,7 @@ class RepeatedLines:
         repeated = self.repeated()
         if not repeated:
             return 0
-        if hash("") in repeated:  # never for a real site (below: empty lines are counted)
+        if hash("") in repeated:  # never for a real site: below, empty lines are looked up
             return sum(1 for line in prose_lines(markdown) if hash(line) in repeated)
         # Every line of the page's prose looked up in C (map): the empty ones cannot be
         # among the repeated, whose hashes are of lines of MIN_LINE_CHARS and more.
