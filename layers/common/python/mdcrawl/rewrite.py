@@ -79,10 +79,11 @@ def closes_fence(line: str, fence: str) -> bool:
     return len(body) >= len(fence) and set(body) == {fence[0]}
 
 
-# The assembler reads each page's text several times over (its links, its repeated
-# lines, its warnings, each a reading of its stretches): the last few texts' stretches
-# are kept, found again by the text (its hash is computed once per string object).
-@functools.lru_cache(maxsize=4)
+# The assembler reads each page's text twice in a row (its links then its repeated
+# lines; its warnings twice, from the text as written): the last two texts' stretches
+# are kept, found again by the text (its hash is computed once per string object), no
+# more (a page's text and its stretches stay alive while kept).
+@functools.lru_cache(maxsize=2)
 def segments(markdown: str) -> tuple[tuple[str, bool], ...]:
     """The text cut into prose and fenced-code stretches, as (text, in_code): the same
     reading as ``iter_lines``, but only lines that look like fences are looked at in
