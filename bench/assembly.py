@@ -9,7 +9,8 @@ library record, before and after, on one crawl of a site.
 Crawls the site once (installed tree, fresh cache), then times, in a new process per
 run and alternating the two trees, ``finalize``'s assembly of the crawled job into a new
 folder and the record of the job into a new library (CPU of the process and its forked
-children; ``--forked``: the pages rendered on every core, as ``mdcrawl crawl`` does).
+children, and the assembly's wall time; ``--forked``: the pages rendered on every core
+and their files written where rendered, as ``mdcrawl crawl`` does).
 A tree's first run is a warm-up: it chunks again the pages whose chunks another tree's
 code made (their keys name the chunking code). Prints the runs, then each tree's best
 and the ratio; the two trees' outputs are compared byte for byte. Nothing is asserted.
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ MDCRAWL = str(Path(sys.executable).with_name("mdcrawl"))
 
 def measure(cache: Path, out: Path, forked: bool) -> None:
     """One run (in its own process): assemble the cache's job into ``out``, record it
-    into a library of its own; prints ``assembly <cpu> record <cpu>``."""
+    into a library of its own; prints ``assembly <cpu> record <cpu> wall <assembly wall>``."""
     from mdcrawl import stored
     from mdcrawl.adapters.local import open_local_stores
     from mdcrawl.adapters.local.chunks import ChunkCache
@@ -55,23 +57,21 @@ def measure(cache: Path, out: Path, forked: bool) -> None:
         listed = fin.without_duplicates(stores.pages.list(job.job_id))
         records = fin.with_settled_template(job.job_id, listed, deps)
         chunks = ChunkCache(stores.blobs)
-        start = _cpu()
-        fin._assemble(
-            job,
-            records,
-            stores.blobs,
-            lambda name: _open_output(out, name),
-            chunks.lines,
-            forked_page_map() if forked else None,
-        )
-        assembled = _cpu()
+        opener = lambda name: _open_output(out, name)  # noqa: E731
+        # as ``mdcrawl crawl`` does: forked, each page's file written where it is rendered
+        # (a tree whose finalize has no ``page_files`` writes them all here)
+        where = [opener] if forked and "page_files" in signature(fin._assemble).parameters else []
+        start, began = _cpu(), time.perf_counter()
+        page_map = forked_page_map() if forked else None
+        fin._assemble(job, records, stores.blobs, opener, chunks.lines, page_map, *where)
+        assembled, wall = _cpu(), time.perf_counter() - began
         read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
         chunker = chunk_reader(chunks)
         with tempfile.TemporaryDirectory() as library:
             pages = stores.pages.list(job.job_id)
             record_crawl(Library(Path(library)), job, pages, read, out, None, chunker)
             recorded = _cpu()
-    print(f"assembly {assembled - start:.3f} record {recorded - assembled:.3f}")
+    print(f"assembly {assembled - start:.3f} record {recorded - assembled:.3f} wall {wall:.3f}")
 
 
 def chunk_reader(chunks: Any) -> Any:
@@ -90,14 +90,16 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _run(env: dict[str, str], cache: Path, out: Path, forked: bool) -> tuple[float, float]:
+def _run(
+    env: dict[str, str], cache: Path, out: Path, forked: bool
+) -> tuple[float, float, float]:
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "bench.assembly", "--measure", str(cache), str(out)]
     done = subprocess.run(
         cmd + (["--forked"] if forked else []), env=env, check=True, capture_output=True, text=True
     )
     words = done.stdout.split()
-    return float(words[1]), float(words[3])
+    return float(words[1]), float(words[3]), float(words[5])
 
 
 def _same_tree(a: Path, b: Path) -> bool:
@@ -132,23 +134,25 @@ def main() -> None:
         crawl = [MDCRAWL, "crawl", url, "--out", str(work / "crawled"), "--cache-dir"]
         crawl += [str(work / "c"), "--quiet", "--max-pages", str(max_pages), "--budget", "3000"]
         subprocess.run(crawl, check=True, stdout=subprocess.DEVNULL)
-        best: dict[str, tuple[float, float]] = {}
+        best: dict[str, tuple[float, float, float]] = {}
         for round_ in range(args.rounds + 1):  # round 0: each tree's warm-up
             for name, env in trees.items():
-                assembly, record = _run(env, work / "c", work / name, args.forked)
+                assembly, record, wall = _run(env, work / "c", work / name, args.forked)
                 load = Path("/proc/loadavg").read_text().split()[0]
                 print(
                     f"{name:<6} round {round_} (load {load}): assembly CPU {assembly:6.2f} s"
-                    f" | record CPU {record:5.2f} s{'  (warm-up)' if round_ == 0 else ''}",
+                    f" wall {wall:5.2f} s | record CPU {record:5.2f} s"
+                    f"{'  (warm-up)' if round_ == 0 else ''}",
                     flush=True,
                 )
                 if round_:
-                    old = best.get(name, (float("inf"), float("inf")))
-                    best[name] = (min(old[0], assembly), min(old[1], record))
+                    old = best.get(name, (float("inf"),) * 3)
+                    best[name] = (min(old[0], assembly), min(old[1], record), min(old[2], wall))
                 time.sleep(0.5)
-        (b_asm, b_rec), (a_asm, a_rec) = best["before"], best["after"]
+        (b_asm, b_rec, b_wall), (a_asm, a_rec, a_wall) = best["before"], best["after"]
         print(
-            f"best: assembly {b_asm:.2f} -> {a_asm:.2f} s ({a_asm / b_asm:.2f}x), "
+            f"best: assembly CPU {b_asm:.2f} -> {a_asm:.2f} s ({a_asm / b_asm:.2f}x), "
+            f"wall {b_wall:.2f} -> {a_wall:.2f} s ({a_wall / b_wall:.2f}x), "
             f"record {b_rec:.2f} -> {a_rec:.2f} s ({a_rec / b_rec:.2f}x)"
         )
         same = _same_tree(work / "before", work / "after")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import BinaryIO, cast
 
 from mdcrawl.adapters.local import parallel
@@ -72,15 +77,30 @@ def _pages() -> list[PageRecord]:
     ]
 
 
-def _assemble(page_map: object) -> tuple[object, dict[str, bytes]]:
+def _assemble(
+    page_map: object, page_files: object = None, readers: Path | None = None
+) -> tuple[object, dict[str, bytes]]:
     job = Job(job_id="j", url=ROOT, options=CrawlOptions(), started_at=1_700_000_000.0)
     files = Files()
     markdown = {f"k{i}": _markdown(i) for i in range(PAGES)}
     anchors = {f"k{i}": {f"method.call_{i}": [f"fn call_{i}(&self)", 0]} for i in range(PAGES)}
+
+    def read(key: str) -> str:
+        if readers is not None:  # which processes read (rendered) pages, and slowly
+            with readers.open("a") as log:
+                log.write(f"{os.getpid()}\n")
+            time.sleep(0.001)
+        return markdown[key]
+
     result = write_outputs(
-        job, _pages(), markdown.__getitem__, files.open, anchors.get, page_map  # type: ignore[arg-type]
+        job, _pages(), read, files.open, anchors.get, page_map, None, page_files  # type: ignore[arg-type]
     )
     return result, files.data
+
+
+def _slow(index: int) -> tuple[int, int]:
+    time.sleep(0.002)  # slow enough for a child to claim runs before this process has all
+    return index, os.getpid()
 
 
 def _in_a_fresh_interpreter(check: str) -> None:
@@ -107,7 +127,10 @@ def test_forked_agent_outputs_are_the_same_bytes() -> None:
 def check_forked_rendering() -> None:
     assert parallel._may_fork()  # else the forked run below would be the serial one
     serial_result, serial = _assemble(None)
-    forked_result, forked = _assemble(forked_page_map(2))
+    with tempfile.TemporaryDirectory() as tmp:
+        readers = Path(tmp) / "readers"
+        forked_result, forked = _assemble(forked_page_map(2), readers=readers)
+        assert len(set(readers.read_text().split())) > 1  # this process and children
     assert forked == serial
     assert forked_result == serial_result
     # the fixture exercises what a child must carry back: warnings of every kind it has
@@ -115,9 +138,93 @@ def check_forked_rendering() -> None:
 
 
 def check_children_render_in_page_order() -> None:
-    answers = list(forked_page_map(2)(lambda i: (i, os.getpid()), PAGES))
+    answers = list(forked_page_map(3)(_slow, PAGES))
     assert [i for i, _ in answers] == list(range(PAGES))
-    assert {pid for _, pid in answers} - {os.getpid()}  # rendered elsewhere
+    pids = {pid for _, pid in answers}
+    assert os.getpid() in pids and len(pids) > 1  # rendered here and elsewhere
+
+
+def test_pages_files_written_where_rendered_are_the_same_bytes() -> None:
+    _in_a_fresh_interpreter("check_page_files_written_where_rendered")
+
+
+def check_page_files_written_where_rendered() -> None:
+    """Each page's file written by the process rendering it (a child's files never come
+    back): on disk, the same bytes as one process writes; the result names them all."""
+    assert parallel._may_fork()
+    serial_result, serial = _assemble(None)
+    with tempfile.TemporaryDirectory() as tmp:
+        readers, root = Path(tmp) / "readers", Path(tmp) / "out"
+
+        @contextmanager
+        def on_disk(name: str) -> Iterator[BinaryIO]:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            with (root / name).open("wb") as stream:
+                yield stream
+
+        result, others = _assemble(forked_page_map(2), on_disk, readers)
+        assert len(set(readers.read_text().split())) > 1
+        pages = {f"pages/{p.name}": p.read_bytes() for p in (root / "pages").iterdir()}
+    assert result == serial_result
+    assert {**others, **pages} == serial
+    assert not set(others) & set(pages)  # page files never went through open_output
+    assert set(pages) <= set(result.names)  # type: ignore[attr-defined]
+
+
+def test_a_childs_failure_is_raised_here() -> None:
+    _in_a_fresh_interpreter("check_a_childs_failure_is_raised_here")
+
+
+def check_a_childs_failure_is_raised_here() -> None:
+    here = os.getpid()
+
+    def render(index: int) -> int:
+        time.sleep(0.002)
+        if os.getpid() != here:
+            raise ValueError(f"page {index} cannot be rendered")
+        return index
+
+    try:
+        list(forked_page_map(2)(render, PAGES))
+    except ValueError as failure:
+        assert "cannot be rendered" in str(failure)
+    else:
+        raise AssertionError("the child's failure was lost")
+    assert not multiprocessing.active_children()
+
+
+def test_a_child_that_dies_fails_the_map() -> None:
+    _in_a_fresh_interpreter("check_a_child_that_dies_fails_the_map")
+
+
+def check_a_child_that_dies_fails_the_map() -> None:
+    """A child killed with a run claimed (out of memory): no page may go missing."""
+    here = os.getpid()
+
+    def render(index: int) -> int:
+        time.sleep(0.002)
+        if os.getpid() != here:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return index
+
+    try:
+        list(forked_page_map(2)(render, PAGES))
+    except RuntimeError as failure:
+        assert "died" in str(failure)
+    else:
+        raise AssertionError("a run went missing without an error")
+    assert not multiprocessing.active_children()
+
+
+def test_a_map_left_early_leaves_no_child() -> None:
+    _in_a_fresh_interpreter("check_a_map_left_early_leaves_no_child")
+
+
+def check_a_map_left_early_leaves_no_child() -> None:
+    answers = forked_page_map(2)(_slow, PAGES)
+    assert next(answers)[0] == 0
+    answers.close()  # type: ignore[attr-defined]
+    assert not multiprocessing.active_children()
 
 
 def test_few_pages_or_one_worker_render_here() -> None:

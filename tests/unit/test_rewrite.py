@@ -290,3 +290,34 @@ def test_links_read_once_are_rewritten_alike_and_their_memory_is_bounded(
         "[ref]: #install 'title'",
         f"see [{PAGE}](#install) and <a href='#install'>x</a>",
     ]
+
+
+def test_the_first_resolvers_answers_follow_each_page_with_a_shared_memo() -> None:
+    """The memo keeps what the second resolver made of a link (it answers the same all
+    assembly long) and the first's last rewritten link: a first resolver answering
+    otherwise on another page (a link to the page itself) is followed, never a stale
+    answer reused."""
+    from mdcrawl import rewrite
+
+    md = f"[a]({PAGE}) and [b]({PAGE}#x) and [c](https://elsewhere.example/)\n"
+    second = lambda url: "#doc" if url_key(url) == url_key(PAGE) else None  # noqa: E731
+    links: rewrite.LinkMemo = {}
+    for first in ("one.md", "#self", "one.md", None):
+        resolve = lambda url, to=first: to if url_key(url) == url_key(PAGE) else None  # noqa: E731
+        one, two = rewrite.rewrite_links_twice(md, resolve, second, 0, links)
+        assert one == rewrite_links(md, resolve)
+        assert two == rewrite_links(md, second) == md.replace(f"({PAGE}#x)", "(#doc)").replace(
+            f"({PAGE})", "(#doc)"
+        )
+
+
+def test_a_texts_stretches_are_read_once_and_shared_unchanged() -> None:
+    """``segments`` keeps the last texts' reading: asked again, the same stretches, in a
+    tuple no caller can change."""
+    markdown = "# T\n\n```py\nx = 1\n```\n\nprose [a](https://a.org/)\n"
+    first = segments(markdown)
+    assert isinstance(first, tuple)
+    assert segments(markdown) is first
+    assert segments("".join([markdown])) == first
+    assert "".join(text for text, _ in first) == markdown
+    assert [in_code for _, in_code in first] == [False, True, False]

@@ -6,7 +6,7 @@ import json
 
 from mdcrawl.assemble import write_outputs
 from mdcrawl.models import CrawlOptions, Job, PageRecord, PageStatus
-from mdcrawl.quality import RepeatedLines, page_warnings, raw_html_lines
+from mdcrawl.quality import RepeatedLines, line_hashes, page_warnings, prose_lines, raw_html_lines
 from mdcrawl.titles import apply_retitle, site_retitles, url_name
 
 from tests.unit.test_assemble import ROOT, Recorder
@@ -105,3 +105,26 @@ def test_the_summary_line_sums_the_warnings():
     assert quality_note({"pages_with_warnings": 1, "warnings": {"near_empty": 1}}).startswith(
         "1 page with warnings (1 near-empty"
     )
+
+
+def test_repeated_lines_are_counted_as_the_lines_read_one_by_one() -> None:
+    """``count`` looks every line up at once (C speed): the same count as reading the
+    prose lines one by one, blank lines, indented and code lines included."""
+    chrome = "View as JSON · Edit on GitHub · Report a problem"
+    page = (
+        f"# T\n\n  {chrome}  \n\n\t{chrome}\n   \n```\n{chrome}\n```\n{chrome} and more\n"
+        f"> {chrome}\n\n{chrome}"
+    )
+    lines = RepeatedLines()
+    for n in range(4):
+        lines.add_sample(line_hashes(f"# P{n}\n\n{chrome}\n\nThe words of page {n} alone.\n"))
+    one_by_one = sum(1 for line in prose_lines(page) if hash(line) in lines.repeated())
+    assert lines.count(page) == one_by_one == 3
+    # an empty line is never counted, even were its hash among the repeated ones
+    lines._repeated = lines.repeated() | {hash("")}
+    assert lines.count(page + "\n\n\n") == 3
+
+
+def test_raw_html_is_looked_for_on_lines_with_a_tag_only() -> None:
+    md = "# T\n\n  <div>x</div>  \n\nplain\n\n```\n<b>in code</b>\n```\na <span>b</span>\n`<b>`\n"
+    assert raw_html_lines(md) == 2

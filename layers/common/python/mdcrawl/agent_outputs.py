@@ -57,10 +57,16 @@ class AgentOutputs:
     ``take`` writes it, in reading order, while ``streams`` holds the files open."""
 
     def __init__(
-        self, job: Job, records: Sequence[PageRecord], page_chunks: ChunkLines | None = None
+        self,
+        job: Job,
+        records: Sequence[PageRecord],
+        page_chunks: ChunkLines | None = None,
+        ordered: list[PageRecord] | None = None,
     ) -> None:
+        """``ordered``: ``records`` in reading order, when the caller has them so."""
         self.job = job
-        self.ordered = [r for r in reading_order(records, job.url) if r.status is PageStatus.OK]
+        ordered = reading_order(records, job.url) if ordered is None else ordered
+        self.ordered = [r for r in ordered if r.status is PageStatus.OK]
         self.name = site_name(self.ordered, job.url)
         self._chunks = page_chunks or chunked
         self._full: BinaryIO | None = None

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
 from .llms import llms_txt, site_name
@@ -80,8 +80,7 @@ class AssembledResult:
     manifest_order: tuple[str, ...] = ()  # url_hash of each manifest line, in order
 
 
-@dataclass(frozen=True)
-class _Heading:
+class _Heading(NamedTuple):  # a tuple: made for every heading of the site, serially
     level: int  # in docs.md, after re-levelling
     text: str
     anchor: str  # its id in docs.md
@@ -110,12 +109,19 @@ def write_outputs(
     read_anchors: Callable[[str], dict[str, Any]] | None = None,
     page_map: PageMap | None = None,
     companion: Companion | None = None,
+    page_files: OutputOpener | None = None,
+    ordered: list[PageRecord] | None = None,
 ) -> AssembledResult:
     """Write every output of ``job`` and say what was written. ``read_anchors(key)``
     gives a page's ``{element id: (heading text, occurrence)}`` (anchors.py) by its
     markdown key; ``page_map`` renders the pages (``PageMap``; default: one by one);
-    ``companion`` gets each page's record and stored markdown as they are rendered."""
-    ordered = reading_order(pages, job.url)
+    ``companion`` gets each page's record and stored markdown as they are rendered;
+    ``page_files``: an opener of the pages' own files that works in any process the
+    page map renders in (files on a disk): each page's file is then written where the
+    page is rendered instead of being carried back here (default: ``open_output``,
+    here). Either way its name is in the result's ``names``. ``ordered``: ``pages`` in
+    reading order (``order.reading_order``), when the caller has them so already."""
+    ordered = reading_order(pages, job.url) if ordered is None else ordered
     name = site_name(ordered, job.url)
     stored_pages = ordered  # as recorded, before any retitling: what a companion reads
     pages, ordered, fixes = _retitled(pages, ordered, read_markdown)
@@ -123,7 +129,7 @@ def write_outputs(
     repeated, page_map = RepeatedLines(), page_map or _serial
     plan = _plan(ordered, job.url, name, retitled, repeated, page_map)
     linker = _Linker(plan, pages, read_anchors)
-    renderer = _Renderer(plan, read_markdown, fixes, linker, repeated)
+    renderer = _Renderer(plan, read_markdown, fixes, linker, repeated, page_files)
     if companion is not None:
         renderer.companion = companion, stored_pages
     chars, report = _write_docs_and_pages(job, name, renderer, open_output, page_map)
@@ -441,7 +447,7 @@ _Report = dict[int, dict[str, int]]  # id(page) -> its warnings (quality.py)
 class _Rendered:
     """One page's part of the outputs, encoded: its own file and its docs.md section."""
 
-    file: bytes  # pages/NNNN-slug.md
+    file: bytes | None  # pages/NNNN-slug.md (None: written where it was rendered)
     section: bytes  # its section of docs.md
     section_chars: int
     warnings: dict[str, int]
@@ -459,9 +465,10 @@ class _Renderer:
         fixes: dict[str, Retitle],
         linker: _Linker,
         repeated: RepeatedLines,
+        page_files: OutputOpener | None = None,
     ) -> None:
         self.plan, self._read, self._fixes, self._linker = plan, read_markdown, fixes, linker
-        self._repeated = repeated
+        self._repeated, self._page_files = repeated, page_files
         self._links: LinkMemo = {}  # the links read so far (rewrite.rewrite_links_twice)
         repeated.repeated()  # settled here, before any page is rendered (maybe elsewhere)
         # with the pages as stored, in plan order (a record's title may have been fixed)
@@ -487,7 +494,13 @@ class _Renderer:
         lines = self._repeated.count(markdown)
         warnings = page_warnings(in_file, planned.page.words, lines, planned.unresolved[0])
         file = _page_file(planned, in_file).encode("utf-8")
-        return _Rendered(file, section.encode("utf-8"), len(section), warnings, piece)
+        if self._page_files is None:
+            return _Rendered(file, section.encode("utf-8"), len(section), warnings, piece)
+        # written here: a forked renderer's file creation (most of a small page's cost to
+        # the system) then runs beside the others', and the file's bytes never come back
+        with self._page_files(planned.file) as stream:
+            stream.write(file)
+        return _Rendered(None, section.encode("utf-8"), len(section), warnings, piece)
 
 
 def _serial(render: Callable[[int], Any], count: int) -> Iterator[Any]:
@@ -511,8 +524,9 @@ def _write_docs_and_pages(
         for planned in plan:
             sink.write("".join(_toc_lines(planned)))
         for planned, rendered in zip(plan, page_map(renderer, len(plan)), strict=True):
-            with open_output(planned.file) as page_file:
-                page_file.write(rendered.file)
+            if rendered.file is not None:
+                with open_output(planned.file) as page_file:
+                    page_file.write(rendered.file)
             sink.write_encoded(rendered.section, rendered.section_chars)
             report[id(planned.page)] = rendered.warnings
             if renderer.companion is not None:

@@ -13,7 +13,7 @@ import functools
 import html
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 # Returns the new target for a link URL, or None to leave the link as it is.
@@ -79,11 +79,16 @@ def closes_fence(line: str, fence: str) -> bool:
     return len(body) >= len(fence) and set(body) == {fence[0]}
 
 
-def segments(markdown: str) -> list[tuple[str, bool]]:
+# The assembler reads each page's text twice in a row (its links then its repeated
+# lines; its warnings twice, from the text as written): the last two texts' stretches
+# are kept, found again by the text (its hash is computed once per string object), no
+# more (a page's text and its stretches stay alive while kept).
+@functools.lru_cache(maxsize=2)
+def segments(markdown: str) -> tuple[tuple[str, bool], ...]:
     """The text cut into prose and fenced-code stretches, as (text, in_code): the same
     reading as ``iter_lines``, but only lines that look like fences are looked at in
     Python (the assembler runs this over every page twice: it is on the hot path)."""
-    return _segments(markdown, _fence_lines(markdown, _STRICT_LEAD))
+    return tuple(_segments(markdown, _fence_lines(markdown, _STRICT_LEAD)))
 
 
 def _segments(markdown: str, lines: Iterator[tuple[int, int]]) -> list[tuple[str, bool]]:
@@ -211,30 +216,41 @@ def _relink_piece_twice(
     piece: str, first: Resolver, second: Resolver, one: list[str], two: list[str], known: LinkMemo
 ) -> None:
     """``_LINK.sub`` with each resolver (its matches are never empty), sharing the scan
-    and the reading of each link."""
+    and the reading of each link. What ``second`` made of a link is kept with it
+    (``LinkMemo``), and what ``first`` made of it last (the same answer again: the
+    rewritten link again)."""
     start = 0
     for match in _link_pattern(piece).finditer(piece):
         text = match.group()
         link = known.get(text) or _read_link(match, known)
         before = piece[start : match.start()]
         start = match.end()
-        bare = link.bare
-        target = first(bare)
+        target = first(link.bare)
         one.append(before)
-        one.append(text if target is None else link.pointing_at(target))
-        target = second(bare)
+        if target is None:
+            one.append(text)
+        elif target is link.first_target:
+            one.append(link.first_text)
+        else:
+            link.first_target = target
+            link.first_text = link.pointing_at(target)
+            one.append(link.first_text)
         two.append(before)
-        two.append(text if target is None else link.pointing_at(target))
+        if link.second_text is None:
+            target = second(link.bare)
+            link.second_text = text if target is None else link.pointing_at(target)
+        two.append(link.second_text)
     rest = piece[start:]
     one.append(rest)
     two.append(rest)
 
 
 class _Link:
-    """One matched link read once: its target as resolvers get it, and how to write it
-    pointing elsewhere (what ``_relinked`` does)."""
+    """One matched link read once: its target as resolvers get it, how to write it
+    pointing elsewhere (what ``_relinked`` does), and what the resolvers of
+    ``rewrite_links_twice`` made of it."""
 
-    __slots__ = ("bare", "_head", "_tail")
+    __slots__ = ("bare", "_head", "_tail", "first_target", "first_text", "second_text")
 
     def __init__(self, match: re.Match[str]) -> None:
         kind = match.lastgroup or ""  # the link's own group closes last in each branch
@@ -247,6 +263,9 @@ class _Link:
             lead = match.string[match.start() : match.start(kind)]  # "](", "[x]: ", 'href="'
             self._head = lead + ("<" if bracketed else "")
             self._tail = (">" if bracketed else "") + (match["q"] if kind == "href" else "")
+        self.first_target: str | None = None  # first's last answer, and the link it made
+        self.first_text = ""
+        self.second_text: str | None = None  # the link as second rewrote it
 
     def pointing_at(self, target: str) -> str:
         return self._head + target + self._tail
@@ -254,8 +273,9 @@ class _Link:
 
 # Links by their matched text (lead and destination): the same nav and cross-reference
 # links recur on every page of a site (Rust core: 300,000 links, 19,000 distinct), and
-# what a match reads as depends on its text alone. Kept by the caller for one assembly;
-# bounded (under 2 MB): cleared when full.
+# what a match reads as depends on its text alone. Kept by the caller for one assembly,
+# whose ``second`` resolver must answer the same for a URL all along (its answer is kept
+# with the link); bounded (under 3 MB): cleared when full.
 LinkMemo = dict[str, _Link]
 _MAX_LINKS = 4096
 
@@ -373,7 +393,7 @@ def _prose_headings(text: str) -> Iterator[tuple[int, str]]:
             yield found[0], found[1].strip()
 
 
-def _line_segments(markdown: str) -> list[tuple[str, bool]] | None:
+def _line_segments(markdown: str) -> Sequence[tuple[str, bool]] | None:
     """``iter_lines``' reading of the text as ``segments``' stretches of whole lines, or
     None where it has other line breaks than \\n (read line by line then). Without them,
     the two readings differ only in a closing fence led by other white space (a

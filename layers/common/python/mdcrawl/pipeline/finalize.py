@@ -28,6 +28,7 @@ from ..assemble import (
 from ..models import EventType, Job, JobStatus, PageRecord, PageStatus, UrlState
 from ..names import job_key
 from ..native import site_file_records, with_native_twins
+from ..order import reading_order
 from ..ports import BlobStore, Clock, EventLog, Frontier, JobStore, PageStore
 from . import templating
 from .jobs import fail, get_job
@@ -69,12 +70,14 @@ def finalize(
     memo: OutputMemo | None = None,
     page_chunks: ChunkLines | None = None,
     page_map: PageMap | None = None,
+    page_files: OutputOpener | None = None,
 ) -> str:
     """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
     each ended up (blob keys by default) for ``result_keys``; ``memo`` skips an assembly
     whose inputs have not changed since the last one; ``page_chunks`` gives each page's
     chunks.jsonl lines (default: chunked as they are written); ``page_map`` renders the
-    pages (``assemble.PageMap``; default: one after another)."""
+    pages (``assemble.PageMap``; default: one after another); ``page_files`` writes
+    each page's own file where it is rendered (``assemble.write_outputs``)."""
     job = get_job(job_id, deps.jobs)
     if job.status.terminal:
         return DONE
@@ -89,7 +92,9 @@ def finalize(
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = memo.reuse(job, records) if memo is not None else None
     if result is None:
-        result = _assemble(job, records, deps.blobs, open_output, page_chunks, page_map)
+        result = _assemble(
+            job, records, deps.blobs, open_output, page_chunks, page_map, page_files
+        )
         if memo is not None:
             memo.remember(job, records, result)
     locate = output_key or (lambda name: job_key(job_id, name))
@@ -123,14 +128,18 @@ def _assemble(
     open_output: OutputOpener,
     page_chunks: ChunkLines | None = None,
     page_map: PageMap | None = None,
+    page_files: OutputOpener | None = None,
 ) -> AssembledResult:
     read = lambda key: _read_markdown(blobs, key)  # noqa: E731
     anchors = lambda key: _read_anchors(blobs, key)  # noqa: E731
     # llms-full.txt and chunks.jsonl are made beside each page's rendering, from the same
     # read of its markdown (one pass over the pages, not two)
-    agent = AgentOutputs(job, records, page_chunks)
+    ordered = reading_order(records, job.url)  # both read the pages in that order
+    agent = AgentOutputs(job, records, page_chunks, ordered)
     with agent.streams(open_output):
-        result = write_outputs(job, records, read, open_output, anchors, page_map, agent)
+        result = write_outputs(
+            job, records, read, open_output, anchors, page_map, agent, page_files, ordered
+        )
     agent.finish(read, open_output, job.options.max_tokens)
     return result
 

@@ -247,8 +247,10 @@ def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
     opener = memo.opener(lambda name: _open_output(out_dir, name))
     chunks = ChunkCache(stores.blobs)  # made by the pool workers: no page chunked twice
     locate = lambda name: str(out_dir / name)  # noqa: E731
-    # The pool has gone: the pages' rendering takes every core (adapters/local/parallel.py)
-    finalize(job.job_id, fin, opener, locate, memo, chunks.lines, forked_page_map())
+    # The pool has gone: the pages' rendering takes every core (adapters/local/parallel.py),
+    # each page's file written where it is rendered (the memo learns them from the result)
+    pages = lambda name: _open_output(out_dir, name)  # noqa: E731
+    finalize(job.job_id, fin, opener, locate, memo, chunks.lines, forked_page_map(), pages)
 
 
 def _finalize_deps(stores: LocalStores) -> FinalizeDeps:

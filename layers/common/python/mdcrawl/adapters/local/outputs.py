@@ -90,6 +90,7 @@ class FileOutputMemo:
 
     def remember(self, job: Job, records: Sequence[PageRecord], result: AssembledResult) -> None:
         self._digest = self._digest or inputs_digest(job, records, self._blobs)
+        self._written += result.names  # page files written elsewhere (write_outputs) too
         self._save(asdict(result))
 
     def _save(self, result: dict[str, object]) -> None:
