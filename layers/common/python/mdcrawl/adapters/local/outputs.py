@@ -6,8 +6,7 @@ options, truncation and crawl date, each record (all but which job made it and w
 it came from the cache), each page's markdown and element ids (``_blob_mark``), and
 the assembling code itself. ``FileOutputMemo`` keeps a digest of those inputs per output
 folder (in the cache folder, never among the outputs), and the size and mtime of every
-file the
-assembly wrote. When a later finalize of the same folder has the same digest and
+file the assembly wrote. When a later finalize of the same folder has the same digest and
 finds the files as they were left, the outputs are already what it would write: only
 ``manifest.jsonl`` is written again, because its ``from_cache`` column is the one thing
 that differs (patched line by line, so every other byte stays). Anything else — one
