@@ -235,3 +235,17 @@ def test_chunks_given_as_their_lines_are_indexed_as_the_chunks_themselves(
         query = "SELECT rowid, * FROM chunks ORDER BY rowid"
         rows = a.execute(query).fetchall()
         assert len(rows) > len(PAGES) and b.execute(query).fetchall() == rows
+
+
+def test_a_page_gone_takes_its_chunks_and_a_page_added_keeps_the_others(tmp_path: Path) -> None:
+    library = Library(tmp_path)
+    library.record(_snapshot(at=1000.0), PAGES)
+    library.record(_snapshot(at=2000.0), PAGES[:2])  # the proxies page is gone, the rest kept
+    assert library.search("proxies environment") == []
+    assert {url for _, url, _ in _chunk_rows(library)} == {p.url for p in PAGES[:2]}
+    before = _chunk_rows(library)
+    added = LibraryPage(ROOT + "socks.html", "SOCKS", "# SOCKS\n\nInstall the extra.\n")
+    library.record(_snapshot(at=3000.0), [*PAGES[:2], added])  # only added: nothing dropped
+    assert _chunk_rows(library)[: len(before)] == before
+    assert library.search("install extra")[0].url == added.url
+    assert len(_chunk_rows(library)) == len(before) + len(chunked(added))
