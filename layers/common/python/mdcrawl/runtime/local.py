@@ -28,8 +28,8 @@ from ..adapters.local import LocalStores, open_local_stores
 from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..adapters.local.parallel import forked_page_map
-from ..adapters.local.robots import FileRobotsCache, crawl_robots_cache
-from ..adapters.local.sitemaps import FileSitemapCache, crawl_sitemap_cache
+from ..adapters.local.robots import crawl_robots_cache
+from ..adapters.local.sitemaps import crawl_sitemap_cache
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, kept_chunks, record_crawl
@@ -164,6 +164,10 @@ async def _crawl(
             pool = process_pool(root)
         return pool
 
+    # robots.txt and the sitemap seeds are kept in the cache folder (a re-crawl asks for
+    # neither), but not what a crawl with credentials read: a site may answer a signed-in
+    # reader otherwise, and a later crawl without them must not inherit it
+    kept, now = fetching.auth is None, stores.clock.now
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         async with HttpxFetcher(
@@ -171,8 +175,8 @@ async def _crawl(
             scope=scope,
             guard=fetching.guard,
             auth=fetching.auth,
-            robots_cache=_robots_notes(job, stores, fetching),
-            sitemap_cache=_sitemap_notes(job, stores, fetching),
+            robots_cache=crawl_robots_cache(job.options, stores.blobs, now) if kept else None,
+            sitemap_cache=crawl_sitemap_cache(job.options, stores.blobs, now) if kept else None,
         ) as fetcher:
             invoker = LocalInvoker(
                 CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
@@ -204,22 +208,6 @@ async def _crawl(
         watcher.cancel()
         reporter.update(get_job(job.job_id, stores.jobs))
     return get_job(job.job_id, stores.jobs)
-
-
-def _robots_notes(job: Job, stores: LocalStores, fetching: FetchSetup) -> FileRobotsCache | None:
-    """robots.txt kept in the cache folder, but not what a crawl with credentials read: a
-    site may answer them otherwise, and a later crawl without them must not inherit it."""
-    if fetching.auth is not None:
-        return None
-    return crawl_robots_cache(job.options, stores.blobs, stores.clock.now)
-
-
-def _sitemap_notes(job: Job, stores: LocalStores, fetching: FetchSetup) -> FileSitemapCache | None:
-    """The sitemap seeds kept in the cache folder; not those read with credentials (they
-    may list pages only those credentials reach)."""
-    if fetching.auth is not None:
-        return None
-    return crawl_sitemap_cache(job.options, stores.blobs, stores.clock.now)
 
 
 async def _report(job_id: str, stores: LocalStores, reporter: Reporter) -> None:

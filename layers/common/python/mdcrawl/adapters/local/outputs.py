@@ -28,7 +28,8 @@ from typing import BinaryIO
 
 from ...assemble import MANIFEST, PAGES_DIR, AssembledResult, OutputOpener, crawl_date
 from ...models import Job, PageRecord
-from ...names import BlobPrefix, anchors_key
+from ...names import anchors_key
+from ...stored import is_cache_document
 from .blobs import FileBlobStore
 
 MEMO_PREFIX = "outputs/"
@@ -151,7 +152,7 @@ def _blob_mark(blobs: FileBlobStore, key: str) -> str:
     and mtime, which every write changes) say it is the same without reading it —
     reading and hashing every page was most of checking that an unchanged re-crawl's
     outputs stand. Any other blob (a job's own copy, a native twin) by its bytes."""
-    if key.startswith(BlobPrefix.CACHE_MARKDOWN):
+    if is_cache_document(key):
         return json.dumps([key, blobs.version(key)])
     return hashlib.sha256(blobs.get(key) or b"").hexdigest()
 

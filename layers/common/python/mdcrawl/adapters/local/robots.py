@@ -1,5 +1,6 @@
 """robots.txt kept in the local cache folder: one fetch per site per ``fresh_s``, not one
-per crawl, as on AWS (``adapters/aws/robots.py``, the same freshness).
+per crawl, as on AWS (``adapters/aws/robots.py``: a day there too; locally a crawl's
+shorter ``--max-age`` shortens it, ``notes.fresh_for``).
 
 A fetch that failed is kept as "" (allow all, as fetch.py decides), so it is not asked
 for on every crawl either. ``--no-cache`` crawls use none (``use_cache``): robots.txt is
