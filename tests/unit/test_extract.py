@@ -243,3 +243,50 @@ def test_pruning_from_the_page_scan_gives_what_the_region_s_own_walk_gives():
             extract.prune(region, own, scan if page_scan else None)
             pruned.append(lxml.html.tostring(region))
         assert pruned[0] == pruned[1], path
+
+
+def test_queries_skipped_for_classes_a_page_lacks_find_what_plain_queries_find():
+    """extract_page hands the page's class attributes to the nav and region queries,
+    which skip a selector naming a class the page lacks: on every vendored page the nav
+    and the region are what unfiltered queries give. With no class known at all, the
+    toctree nav is lost: the comparison does reach the filter."""
+    from mdcrawl import extract
+
+    lost = 0
+    for path in sorted(PAGES.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        root = parse_html(html)
+        url = f"https://x.example/{path.relative_to(PAGES)}"
+        rule, scan = extract._detect(root)
+        classes = " ".join(scan[1])
+        assert classes == extract.class_names(root) or set(classes.split()) == set(
+            extract.class_names(root).split()
+        ), path
+        nav = extract.site_nav(root, rule, url, classes)
+        assert nav == extract.site_nav(root, rule, url, None), path
+        found = extract.find_region(root, html, rule, None, classes)
+        assert found[:2] == extract.find_region(root, html, rule, None, None)[:2], path
+        lost += nav != extract.site_nav(root, rule, url, "")
+    assert lost > 0
+
+
+_HEADLESS_LINKS = """<html><body><p>text</p>
+<link rel="next" href="body-next.html"><div class="navheader"><a accesskey="n" href="n.html">n</a></div>
+</body></html>"""
+
+
+def test_a_head_selector_runs_under_the_head_only_and_finds_what_the_full_query_finds():
+    from mdcrawl import extract
+
+    pages = [parse_html(p.read_text(encoding="utf-8")) for p in sorted(PAGES.rglob("*.html"))]
+    pages.append(parse_html(_HEADLESS_LINKS))
+    hits = 0
+    for root in pages:
+        for css in sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT:
+            got = extract._select_head_aware(root, css, None)
+            assert got == select(root, css), css
+            hits += len(got)
+    assert hits > 0
+    # a <link rel=next> in the body is no head link, whichever way it is looked for
+    body_only = parse_html(_HEADLESS_LINKS)
+    assert extract._select_head_aware(body_only, "head link[rel=next]", None) == []

@@ -70,11 +70,12 @@ def _required_classes(css: str) -> tuple[str, ...]:
     return tuple(_CLASS_NAME.findall(plain))
 
 
-def select_known(root: HtmlElement, css: str, classes: str) -> list[HtmlElement]:
+def select_known(root: HtmlElement, css: str, classes: str | None) -> list[HtmlElement]:
     """``select(root, css)``, skipped when ``classes`` (``class_names`` of ``root`` or
     of an element holding it) lacks a class the selector needs: most of the selectors
-    kept as data name widgets a page does not have, and each costs a walk of the tree."""
-    if any(name not in classes for name in _required_classes(css)):
+    kept as data name widgets a page does not have, and each costs a walk of the tree.
+    ``classes`` None: not known, always run."""
+    if classes is not None and any(name not in classes for name in _required_classes(css)):
         return []
     return select(root, css)
 
@@ -270,7 +271,8 @@ def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
     page = _page_selectors()
     scan = page.scan(root)
     present = {c.css for _, compounds in scan[0] for c in compounds}
-    present |= {css for css in page.complex if select(root, css)}
+    classes = " ".join(scan[1])
+    present |= {css for css in page.complex if select_known(root, css, classes)}
     for rule in sel.GENERATORS:
         if rule.generator and rule.generator in generator:
             return rule, scan
@@ -287,21 +289,28 @@ def _page_selectors() -> SelectorSet:
     return selector_set(tuple(dict.fromkeys(markers + sel.COMMON_DROP + drops)))
 
 
-def _first_match(root: HtmlElement, selectors: tuple[str, ...]) -> tuple[HtmlElement, str] | None:
+def _first_match(
+    root: HtmlElement, selectors: tuple[str, ...], classes: str | None = None
+) -> tuple[HtmlElement, str] | None:
     for css in selectors:
-        for element in select(root, css):
+        for element in select_known(root, css, classes):
             if has_text(element):
                 return element, css
     return None
 
 
 def find_region(
-    root: HtmlElement, html: str, rule: GeneratorRule | None, template: SiteTemplate | None = None
+    root: HtmlElement,
+    html: str,
+    rule: GeneratorRule | None,
+    template: SiteTemplate | None = None,
+    classes: str | None = None,
 ) -> tuple[HtmlElement, str, float]:
     """The cascade: generator rule, then the site's learned template, then structural
-    selectors, then readability."""
+    selectors, then readability. ``classes``: the page's ``class_names``, if known (a
+    selector naming a class the page lacks is not run)."""
     if rule is not None:
-        found = _first_match(root, rule.content)
+        found = _first_match(root, rule.content, classes)
         if found:
             return found[0], rule.name, sel.QUALITY_GENERATOR
     body = root.find("body")
@@ -309,7 +318,7 @@ def find_region(
         region = content_region(body, template)
         if region is not None:
             return region, "template", sel.QUALITY_TEMPLATE
-    found = _first_match(root, sel.STRUCTURAL)
+    found = _first_match(root, sel.STRUCTURAL, classes)
     if found:
         return found[0], f"structural:{found[1]}", sel.QUALITY_STRUCTURAL
     readable = _readability_region(root, html)
@@ -346,27 +355,31 @@ def _readability_region(root: HtmlElement, html: str) -> HtmlElement:
     return body if body is not None else root
 
 
-def site_nav(root: HtmlElement, rule: GeneratorRule | None, base: str) -> tuple[str, ...]:
-    """The site's navigation links in reading order: absolute, no fragment, no repeats."""
+def site_nav(
+    root: HtmlElement, rule: GeneratorRule | None, base: str, classes: str | None = None
+) -> tuple[str, ...]:
+    """The site's navigation links in reading order: absolute, no fragment, no repeats.
+    ``classes``: the page's ``class_names``, if known (a bar whose class it lacks is not
+    looked for)."""
     # A recognised generator's own nav or nothing: its other link bars (Sphinx's
     # "related" bar: index, modules, next) would scramble the reading order.
     candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
-    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base):
+    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base, classes):
         # No rule says which bar is the site's navigation, but the page names the pages
         # before and after it (<link rel=next>): that chain is the site's own order, where
         # a guessed bar (Sphinx's "index | modules | next") would scramble it.
-        return _sequence_nav(root, rule, base, here)
+        return _sequence_nav(root, rule, base, here, classes)
     for css in candidates:
-        links = _unique_links(select(root, css), base)
+        links = _unique_links(select_known(root, css, classes), base)
         # A sidebar that only lists this page's own sections is not site navigation.
         if links and links != (here,):
             return links
-    return _sequence_nav(root, rule, base, here)
+    return _sequence_nav(root, rule, base, here, classes)
 
 
 def _sequence_nav(
-    root: HtmlElement, rule: GeneratorRule | None, base: str, here: str
+    root: HtmlElement, rule: GeneratorRule | None, base: str, here: str, classes: str | None
 ) -> tuple[str, ...]:
     """No sidebar: the page's place in what the generator offers instead, as
     (previous page, this page, its table of contents..., next page). The crawl's
@@ -374,23 +387,35 @@ def _sequence_nav(
     TOC), so each page lands after its predecessor and before its children."""
     children: tuple[str, ...] = ()
     for css in rule.toc if rule else ():
-        children = tuple(u for u in _unique_links(select(root, css), base) if u != here)
+        found = select_known(root, css, classes)
+        children = tuple(u for u in _unique_links(found, base) if u != here)
         if children:
             break
-    before = _first_link(root, sel.SEQUENCE_PREV, base)
-    after = _first_link(root, sel.SEQUENCE_NEXT, base)
+    before = _first_link(root, sel.SEQUENCE_PREV, base, classes)
+    after = _first_link(root, sel.SEQUENCE_NEXT, base, classes)
     if not children and not before and not after:
         return ()
     links = [before, here, *children, after]
     return tuple(dict.fromkeys(u for u in links if u))
 
 
-def _first_link(root: HtmlElement, selectors: tuple[str, ...], base: str) -> str | None:
+def _first_link(
+    root: HtmlElement, selectors: tuple[str, ...], base: str, classes: str | None
+) -> str | None:
     for css in selectors:
-        links = _unique_links(select(root, css), base)
+        links = _unique_links(_select_head_aware(root, css, classes), base)
         if links:
             return links[0]
     return None
+
+
+def _select_head_aware(root: HtmlElement, css: str, classes: str | None) -> list[HtmlElement]:
+    """``select_known``; a selector of what ``<head>`` holds (``head link[rel=next]``)
+    is run under each head only: run from the root, its XPath walks the whole body."""
+    head, _, rest = css.partition(" ")
+    if head != "head" or not rest or rest[0] in ">+~":
+        return select_known(root, css, classes)
+    return [found for element in root.iter("head") for found in select(element, rest)]
 
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
@@ -934,8 +959,11 @@ def extract_page(
     ``generator_rules=False`` uses no generator rule at all (the generic engine alone)."""
     base = page_base_url(root, url)
     rule, page = _detect(root) if generator_rules else (None, None)
-    nav = site_nav(root, rule, base)
-    region, extractor, quality = find_region(root, html, rule, template)
+    # The page's class attributes (its scan has them, else one walk in C): a selector
+    # naming a class the page lacks is not run (each query walks the whole tree)
+    classes = " ".join(page[1]) if page is not None else class_names(root)
+    nav = site_nav(root, rule, base, classes)
+    region, extractor, quality = find_region(root, html, rule, template, classes)
     # A rule's or a structural selector's region is part of the page, untouched since the
     # page's scan; the template's and density's dropped chrome, readability's is new.
     selected = extractor == (rule.name if rule else None) or extractor.startswith("structural:")
