@@ -258,10 +258,8 @@ def test_queries_skipped_for_classes_a_page_lacks_find_what_plain_queries_find()
         root = parse_html(html)
         url = f"https://x.example/{path.relative_to(PAGES)}"
         rule, scan = extract._detect(root)
-        classes = " ".join(scan[1])
-        assert classes == extract.class_names(root) or set(classes.split()) == set(
-            extract.class_names(root).split()
-        ), path
+        classes = extract.known_classes(scan[1])
+        assert set(classes.split()) == set(extract.class_names(root).split()), path
         nav = extract.site_nav(root, rule, url, classes)
         assert nav == extract.site_nav(root, rule, url, None), path
         found = extract.find_region(root, html, rule, None, classes)
@@ -290,3 +288,13 @@ def test_a_head_selector_runs_under_the_head_only_and_finds_what_the_full_query_
     # a <link rel=next> in the body is no head link, whichever way it is looked for
     body_only = parse_html(_HEADLESS_LINKS)
     assert extract._select_head_aware(body_only, "head link[rel=next]", None) == []
+
+
+def test_a_class_is_known_whole_not_as_part_of_another_name():
+    from mdcrawl import extract
+
+    classes = extract.known_classes(["bodywrapper  x", "document\tsection", "x"])
+    assert extract.select_known(parse_html("<div class=body>t</div>"), "div.body", classes) == []
+    root = parse_html("<div class='document section'>t</div>")
+    assert extract.select_known(root, "div.section", classes) == select(root, "div.section")
+    assert len(select(root, "div.section")) == 1

@@ -9,6 +9,7 @@ that tree, and the region returned is pruned in place with links made absolute.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urldefrag, urljoin
@@ -54,9 +55,18 @@ _CLASS_NAME = re.compile(r"\.([\w-]+)")
 
 
 def class_names(root: HtmlElement) -> str:
-    """The distinct class attributes under ``root``, joined: a selector that names a
-    class found nowhere in it cannot match there (``select_known``)."""
-    return " ".join(set(_CLASS_VALUES(root)))
+    """The distinct class names under ``root`` (``known_classes``): a selector that
+    names a class found nowhere in it cannot match there (``select_known``)."""
+    return known_classes(_CLASS_VALUES(root))
+
+
+def known_classes(attributes: Iterable[str]) -> str:
+    """Class attributes as ``select_known`` reads them: each distinct class name once,
+    each with a space on either side, so that a name is found whole ("body" is not in
+    "bodywrapper"). Split at any whitespace: XPath splits at less, so every class a
+    selector's query can match is here."""
+    names = {name for attribute in set(attributes) for name in attribute.split()}
+    return f" {' '.join(names)} "
 
 
 @lru_cache(maxsize=512)
@@ -75,7 +85,9 @@ def select_known(root: HtmlElement, css: str, classes: str | None) -> list[HtmlE
     of an element holding it) lacks a class the selector needs: most of the selectors
     kept as data name widgets a page does not have, and each costs a walk of the tree.
     ``classes`` None: not known, always run."""
-    if classes is not None and any(name not in classes for name in _required_classes(css)):
+    if classes is not None and any(
+        f" {name} " not in classes for name in _required_classes(css)
+    ):
         return []
     return select(root, css)
 
@@ -271,7 +283,7 @@ def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
     page = _page_selectors()
     scan = page.scan(root)
     present = {c.css for _, compounds in scan[0] for c in compounds}
-    classes = " ".join(scan[1])
+    classes = known_classes(scan[1])
     present |= {css for css in page.complex if select_known(root, css, classes)}
     for rule in sel.GENERATORS:
         if rule.generator and rule.generator in generator:
@@ -440,7 +452,7 @@ def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = N
     # hold the region's: a class the region lacks only costs a query that finds nothing);
     # pruning only removes classes: the names found now hold all that remain below.
     hits, found_classes = drops.scan(region) if page is None else _within(page, region, drops)
-    classes = " ".join(found_classes)
+    classes = known_classes(found_classes)
     # first: a tab's label may be a <button>, dropped below (a rewritten tree is walked again)
     if _linearise_tab_sets(region, classes):
         hits = drops.scan(region)[0]
@@ -961,7 +973,7 @@ def extract_page(
     rule, page = _detect(root) if generator_rules else (None, None)
     # The page's class attributes (its scan has them, else one walk in C): a selector
     # naming a class the page lacks is not run (each query walks the whole tree)
-    classes = " ".join(page[1]) if page is not None else class_names(root)
+    classes = known_classes(page[1]) if page is not None else class_names(root)
     nav = site_nav(root, rule, base, classes)
     region, extractor, quality = find_region(root, html, rule, template, classes)
     # A rule's or a structural selector's region is part of the page, untouched since the
