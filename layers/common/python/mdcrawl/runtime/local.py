@@ -42,8 +42,8 @@ from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
-from ..urls import scope_for, validate_start_url
-from .workers import LocalInvoker, process_deps, process_pool
+from ..urls import scope_for, url_hash, validate_start_url
+from .workers import LocalInvoker, process_deps, process_pool, start_workers
 
 log = logging.getLogger(__name__)
 OUT_ROOT = Path("mdcrawl-out")
@@ -168,6 +168,12 @@ async def _crawl(
     # neither), but not what a crawl with credentials read: a site may answer a signed-in
     # reader otherwise, and a later crawl without them must not inherit it
     kept, now = fetching.auth is None, stores.clock.now
+    if stores.cache.get(url_hash(job.url)) is None:
+        # A start page the cache has never seen: this crawl converts pages, so the
+        # workers' forkserver (an interpreter start and the converter's imports, ~0.4 s)
+        # starts now, beside robots.txt and the first fetch, rather than once the first
+        # page has arrived. A re-crawl starts it only when a page needs converting.
+        start_workers()
     try:
         scope = scope_for(job.url, job.options.include, job.options.exclude)
         async with HttpxFetcher(
