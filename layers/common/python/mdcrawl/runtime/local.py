@@ -28,6 +28,7 @@ from ..adapters.local import LocalStores, open_local_stores
 from ..adapters.local.chunks import ChunkCache
 from ..adapters.local.outputs import FileOutputMemo
 from ..adapters.local.parallel import forked_page_map
+from ..adapters.local.private import content_cache_for
 from ..adapters.local.robots import crawl_robots_cache
 from ..adapters.local.sitemaps import crawl_sitemap_cache
 from ..fetch import HttpxFetcher
@@ -42,6 +43,7 @@ from ..pipeline.jobs import JobDeps, create_job, fail, get_job, resume_job
 from ..pipeline.orchestrate import OrchestratorDeps, orchestrate
 from ..pipeline.process import process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
+from ..ports import ContentCache
 from ..urls import scope_for, url_hash, validate_start_url
 from .workers import LocalInvoker, process_deps, process_pool, start_workers
 
@@ -113,12 +115,13 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
     with open_local_stores(root) as stores:
         job, resumed = _find_or_create(url, run.options, out_dir, stores)
         fetching = FetchSetup(run.fence or start_guard(url), run.auth)
-        job = asyncio.run(_crawl(job, stores, root, reporter, fetching))
+        cache = content_cache_for(stores.cache, root, run.auth)  # signed in: its own
+        job = asyncio.run(_crawl(job, stores, cache, root, reporter, fetching))
         if job.status.terminal:
             return _result(job, out_dir, resumed, stores)
         if job.options.prefer_native:
             asyncio.run(_native_sources(job, stores, fetching))
-        _finish(job, stores, out_dir)
+        _finish(job, stores, cache, out_dir)
         final = get_job(job.job_id, stores.jobs)
         recorded = _record(root, final, stores, out_dir, run.label)
         return replace(_result(final, out_dir, resumed, stores), recorded=recorded)
@@ -151,7 +154,12 @@ class FetchSetup:
 
 
 async def _crawl(
-    job: Job, stores: LocalStores, root: Path, reporter: Reporter, fetching: FetchSetup
+    job: Job,
+    stores: LocalStores,
+    cache: ContentCache,
+    root: Path,
+    reporter: Reporter,
+    fetching: FetchSetup,
 ) -> Job:
     watcher = asyncio.ensure_future(_report(job.job_id, stores, reporter))
     pool: ProcessPoolExecutor | None = None
@@ -168,7 +176,7 @@ async def _crawl(
     # neither), but not what a crawl with credentials read: a site may answer a signed-in
     # reader otherwise, and a later crawl without them must not inherit it
     kept, now = fetching.auth is None, stores.clock.now
-    if stores.cache.get(url_hash(job.url)) is None:
+    if cache.get(url_hash(job.url)) is None:
         # A start page the cache has never seen: this crawl converts pages, so the
         # workers' forkserver (an interpreter start and the converter's imports, ~0.4 s)
         # starts now, beside robots.txt and the first fetch, rather than once the first
@@ -185,12 +193,12 @@ async def _crawl(
             sitemap_cache=crawl_sitemap_cache(job.options, stores.blobs, now) if kept else None,
         ) as fetcher:
             invoker = LocalInvoker(
-                CrawlDeps(fetcher, stores.cache, stores.blobs, stores.clock),
+                CrawlDeps(fetcher, cache, stores.blobs, stores.clock),
                 workers,
                 process_deps(stores),
             )
             for page in recover_unrecorded(
-                job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
+                job.job_id, RecoverDeps(stores.frontier, stores.pages, cache)
             ):
                 invoker.process(page)
             deps = OrchestratorDeps(
@@ -222,13 +230,11 @@ async def _report(job_id: str, stores: LocalStores, reporter: Reporter) -> None:
         await asyncio.sleep(REPORT_EVERY_S)
 
 
-def _finish(job: Job, stores: LocalStores, out_dir: Path) -> None:
+def _finish(job: Job, stores: LocalStores, cache: ContentCache, out_dir: Path) -> None:
     """Process in this process whatever the pool left undone (a worker died), then
     assemble the outputs; fail the job if records are still missing."""
     deps = process_deps(stores)
-    for page in recover_unrecorded(
-        job.job_id, RecoverDeps(stores.frontier, stores.pages, stores.cache)
-    ):
+    for page in recover_unrecorded(job.job_id, RecoverDeps(stores.frontier, stores.pages, cache)):
         process_page(page, deps)
     owed = records_owed(job.job_id, stores.frontier, stores.pages)
     if owed > 0:
