@@ -321,3 +321,47 @@ def test_a_texts_stretches_are_read_once_and_shared_unchanged() -> None:
     assert segments("".join([markdown])) == first
     assert "".join(text for text, _ in first) == markdown
     assert [in_code for _, in_code in first] == [False, True, False]
+
+
+def _key_by_urlsplit(url: str) -> str:
+    """url_key as it was written before it cut the fragment itself: urlsplit does it all."""
+    import re as re_
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(scheme)) else f"{host}:{port}"
+    path = re_.sub(r"/index\.html?$", "/", parts.path or "/")
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def test_url_key_and_fragment_of_answer_what_urlsplit_answers() -> None:
+    """url_key cuts the fragment before its cached work, fragment_of reads it without a
+    split: on URLs of every awkward shape (a "#" in the host, the query or twice, tabs and
+    line breaks that urlsplit drops, spaces at either end) both agree with urlsplit."""
+    from urllib.parse import urlsplit
+
+    from mdcrawl.rewrite import fragment_of, url_key
+
+    rng = random.Random(13)
+    pieces = ["http://", "HTTPS://", "h.example", "H.Example", ":80", ":8080", ":x", "[::1]",
+              "/", "/a", "/index.html", "/Index.HTM", "?q=1", "?", "#", "#frag", "#a#b",
+              "@", " ", "\t", "\n", "\r", "%23", "ü", "\x00", "//"]
+    checked = 0
+    for _ in range(6000):
+        url = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        try:
+            expected = _key_by_urlsplit(url)
+        except ValueError:
+            with pytest.raises(ValueError):
+                url_key(url)
+        else:
+            assert url_key(url) == expected, repr(url)
+            assert fragment_of(url) == urlsplit(url).fragment, repr(url)
+            checked += 1
+    assert checked > 4000

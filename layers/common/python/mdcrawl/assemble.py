@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, NamedTuple, Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from .llms import llms_txt, site_name
 from .models import Job, PageRecord
@@ -32,6 +32,7 @@ from .quality import SAMPLE_PAGES, RepeatedLines, line_hashes, page_warnings, su
 from .rewrite import (
     LinkMemo,
     Slugger,
+    fragment_of,
     github_slug,
     headings,
     link_text,
@@ -361,7 +362,7 @@ class _Linker:
         if not url.lower().startswith(("http://", "https://")):
             return None, ""
         target = self._by_key.get(url_key(url))
-        return (None, "") if target is None else (target, urlsplit(url).fragment)
+        return (None, "") if target is None else (target, fragment_of(url))
 
     def _fragment(self, target: _Planned, fragment: str) -> tuple[str, str] | None:
         if not fragment:

@@ -308,11 +308,26 @@ def _relinked(
     return lead + target + (match["q"] if kind == "href" else "")
 
 
-@functools.lru_cache(maxsize=65536)  # the same nav links recur on every page
 def url_key(url: str) -> str:
     """A URL reduced to what identifies a page: no fragment, lower-case scheme and
     host, no default port, ``/index.html`` read as ``/``. Used to match links to pages."""
-    parts = urlsplit(url.strip())
+    # The fragment is no part of the key, so it is cut before the (cached) work: the
+    # links into one page ("#str.join", "#str.split"...) share one key's computation.
+    # Cut at the first "#", as urlsplit cuts it (its netloc ends there too).
+    return _page_key(url.strip().partition("#")[0])
+
+
+def fragment_of(url: str) -> str:
+    """``urlsplit(url).fragment``, without the split where nothing but the first "#"
+    can decide it (no tab or line break, which urlsplit drops anywhere in the URL)."""
+    if "\t" in url or "\r" in url or "\n" in url:
+        return urlsplit(url).fragment
+    return url.partition("#")[2]
+
+
+@functools.lru_cache(maxsize=65536)  # the same nav links recur on every page
+def _page_key(url: str) -> str:
+    parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     if ":" in host:
