@@ -15,10 +15,20 @@ from ..models import Job, PageRecord, PageStatus
 from ..order import reading_order
 from ..pipeline.finalize import without_duplicates
 from ..stored import is_cache_document
+from ..tokens import estimate_tokens
 from ..urls import scope_for
 from ..versions import version_info, version_label
 from .changes import Changes, changes_md
-from .store import Chunker, KnownPage, Library, LibraryPage, Snapshot, TextMark, chunked
+from .store import (
+    Chunker,
+    EncodedPage,
+    KnownPage,
+    Library,
+    Page,
+    Snapshot,
+    TextMark,
+    chunked,
+)
 
 CHANGES = "changes.md"
 
@@ -56,19 +66,25 @@ def _page(
     mark: TextMark | None,
     known: dict[tuple[str, str], tuple[str, int]],
     read_markdown: Callable[[str], str],
-) -> LibraryPage | KnownPage:
+) -> EncodedPage | KnownPage:
     title = record.title or record.url
     text = lambda: page_markdown(record, read_markdown(record.markdown_key or ""))  # noqa: E731
     found = known.get((mark[0], mark[2])) if mark is not None else None
     if found is None:
-        return LibraryPage(record.url, title, text())
+        markdown = text()
+        return EncodedPage(record.url, title, markdown.encode(), estimate_tokens(markdown))
     return KnownPage(record.url, title, found[0], found[1], text)
 
 
 def kept_chunks(cache: ChunkCache) -> Chunker:
     """A page's chunks as a local crawl's pool workers kept them: their ``chunks.jsonl``
     lines, which the library reads in one go (no ``Chunk`` made per chunk)."""
-    return lambda page: cache.lines(page.url, page.title, page.markdown)
+    return lambda page: cache.lines(page.url, page.title, _utf8(page))
+
+
+def _utf8(page: Page) -> str | bytes:
+    """The page's markdown, as UTF-8 if it is held so (not decoded to be encoded again)."""
+    return page.data if isinstance(page, EncodedPage) else page.markdown
 
 
 def record_crawl(

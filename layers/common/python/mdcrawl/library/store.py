@@ -102,16 +102,37 @@ class KnownPage:
         return self.read()
 
 
+@dataclass(frozen=True)
+class EncodedPage:
+    """A page whose markdown is held as UTF-8 (``data``), with its tokens: a crawl's
+    pages are all held while it is recorded, and a str takes 4 bytes a character once
+    the page holds one character past U+FFFF (a 2,400-page API reference's markdown:
+    100 MB as str, 30 MB so). Hashed, stored and chunked from these bytes as they are."""
+
+    url: str
+    title: str
+    data: bytes
+    tokens: int
+
+    @property
+    def markdown(self) -> str:
+        return self.data.decode("utf-8")
+
+
+# Any page a crawl is recorded from.
+Page = LibraryPage | KnownPage | EncodedPage
+
+
 # Where a page's text comes from: a cache document's key and version, and its title.
 TextMark = tuple[str, str, str]  # (key, version, title)
 
 
 # A page's chunks (default: chunk_page now), or their ``chunks.jsonl`` lines (locally the
 # ones its pool worker made, read as they are kept: ``_chunk_fields``).
-Chunker = Callable[["LibraryPage | KnownPage"], "Sequence[Chunk] | bytes"]
+Chunker = Callable[[Page], "Sequence[Chunk] | bytes"]
 
 
-def chunked(page: LibraryPage) -> list[Chunk]:
+def chunked(page: Page) -> list[Chunk]:
     return chunk_page(page.markdown, page.url, page.title)
 
 
@@ -213,7 +234,7 @@ class Library:
     def record(
         self,
         snapshot: Snapshot,
-        pages: Sequence[LibraryPage | KnownPage],
+        pages: Sequence[Page],
         chunker: Chunker = chunked,
         marks: Sequence[TextMark | None] = (),
         settle: Callable[[Snapshot], Snapshot] | None = None,
@@ -406,17 +427,26 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _text_hash(page: LibraryPage | KnownPage) -> str:
+def _text_hash(page: Page) -> str:
+    if isinstance(page, EncodedPage):
+        return hashlib.sha256(page.data).hexdigest()
     return page.hash if isinstance(page, KnownPage) else _hash(page.markdown)
 
 
-def _tokens(page: LibraryPage | KnownPage) -> int:
-    return page.tokens if isinstance(page, KnownPage) else estimate_tokens(page.markdown)
+def _tokens(page: Page) -> int:
+    if isinstance(page, LibraryPage):
+        return estimate_tokens(page.markdown)
+    return page.tokens
+
+
+def _text(page: LibraryPage | EncodedPage) -> str | bytes:
+    """The page's markdown as ``texts`` stores it (UTF-8 bytes are cast to that text)."""
+    return page.data if isinstance(page, EncodedPage) else page.markdown
 
 
 def _remember(
     db: sqlite3.Connection,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
     marks: Sequence[TextMark | None],
 ) -> None:
@@ -469,13 +499,13 @@ def _site_named(db: sqlite3.Connection, site: str) -> str | None:
 def _store_pages(
     db: sqlite3.Connection,
     snapshot: int,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
 ) -> None:
     db.executemany(
-        "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, ?)",
+        "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, CAST(? AS TEXT))",
         [
-            (s.hash, p.markdown)
+            (s.hash, _text(p))
             for p, s in zip(pages, states, strict=True)
             if not isinstance(p, KnownPage)  # its text is there already
         ],
@@ -493,7 +523,7 @@ def _store_pages(
 def _replace_chunks(
     db: sqlite3.Connection,
     stored: Snapshot,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
     chunker: Chunker,
 ) -> None:
