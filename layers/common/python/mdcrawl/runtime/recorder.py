@@ -43,7 +43,10 @@ from . import workers
 
 log = logging.getLogger(__name__)
 
-RECORDED, FAILED = "recorded", "failed"
+# What the process sends: PREPARED once everything is written and it waits for the
+# parent's word (a process holding its transaction open; what the tests watch for), then
+# RECORDED with the ``Recorded``, or FAILED with the error.
+PREPARED, RECORDED, FAILED = "prepared", "recorded", "failed"
 
 
 class NotCompleted(Exception):
@@ -105,6 +108,8 @@ class LibraryRecorder:
         try:
             self._pipe.send(job)
             kind, value = self._pipe.recv()
+            while kind == PREPARED:
+                kind, value = self._pipe.recv()
         except (EOFError, OSError):
             log.warning("the library record's process died: recording here")
             return None
@@ -159,6 +164,7 @@ def record_there(
 def _completed(parent: Connection) -> Job:
     """The finished job, once the parent sends it; NotCompleted if it never will."""
     try:
+        parent.send((PREPARED, None))
         job: Job = parent.recv()
     except (EOFError, OSError):  # the parent has gone (killed) or abandoned the record
         raise NotCompleted from None
