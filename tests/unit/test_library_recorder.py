@@ -221,13 +221,17 @@ def test_a_recorder_that_committed_and_died_is_not_recorded_twice(
     assert len(Library(tmp_path).snapshots()) == 1
 
 
-def test_without_a_running_forkserver_the_crawl_is_recorded_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("lacking", ["forkserver", "spare core"])
+def test_without_a_forkserver_or_a_spare_core_the_crawl_is_recorded_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lacking: str, forkserver: None
 ) -> None:
-    monkeypatch.setattr(recorder_module.workers, "forkserver_running", lambda: False)
+    if lacking == "forkserver":
+        monkeypatch.setattr(recorder_module.workers, "forkserver_running", lambda: False)
+    else:
+        monkeypatch.setattr(recorder_module.os, "cpu_count", lambda: 1)
     recorder = LibraryRecorder(tmp_path, tmp_path / "out", None)
-    recorder.start(_job(), _site(tmp_path))
+    records = _site(tmp_path)
+    recorder.start(_job(), records)
     assert recorder.cores == 0  # the assembly keeps every core
+    assert recorder.records == records  # for the record here, as finalize gave them
     assert recorder.finish(_finished(), lambda: "here") == "here"  # type: ignore[arg-type,return-value]
-
-

@@ -34,7 +34,7 @@ from ..assemble import PageMap
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, kept_chunks, record_crawl
-from ..models import CrawlOptions, EventType, Job, JobStatus
+from ..models import CrawlOptions, EventType, Job, JobStatus, PageRecord
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
@@ -126,7 +126,10 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
         try:
             _finish(job, stores, out_dir, recorder)
             final = get_job(job.job_id, stores.jobs)
-            here = lambda: _record(root, final, stores, out_dir, run.label)  # noqa: E731
+
+            def here() -> Recorded | None:  # no process recorded it: the pages finalize gave
+                return _record(root, final, stores, out_dir, run.label, recorder.records)
+
             recorded = recorder.finish(final, here)
         finally:
             recorder.abandon()  # interrupted or failed: nothing of the crawl is recorded
@@ -284,17 +287,25 @@ async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -
 
 
 def _record(
-    root: Path, job: Job, stores: LocalStores, out_dir: Path, label: str | None
+    root: Path,
+    job: Job,
+    stores: LocalStores,
+    out_dir: Path,
+    label: str | None,
+    final: list[PageRecord] | None = None,
 ) -> Recorded | None:
-    """A completed crawl joins the docs library (search, MCP) and writes changes.md."""
+    """A completed crawl joins the docs library (search, MCP) and writes changes.md.
+    ``final``: the pages as finalize gave them to the outputs, if it did."""
     if job.status is not JobStatus.COMPLETED:
         return None
     # The pages as the outputs hold them, not each page's first record (converted before
     # the site's template settled: the chrome and title a timing chose). A page settled
     # late is read from the markdown cache a second time here (finalize read it first).
-    pages = final_records(job.job_id, _finalize_deps(stores))
-    if job.options.prefer_native:
-        pages = with_native_twins(pages, stores.blobs)
+    pages = final
+    if pages is None:
+        pages = final_records(job.job_id, _finalize_deps(stores))
+        if job.options.prefer_native:
+            pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
     cache = ChunkCache(stores.blobs)
     chunker, version = kept_chunks(cache), stores.blobs.version

@@ -26,6 +26,7 @@ that died between its commit and its answer).
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -61,6 +62,7 @@ class LibraryRecorder:
         self._root, self._out_dir, self._label = root, out_dir, label
         self._process: Any = None
         self._pipe: Connection | None = None
+        self.records: list[PageRecord] | None = None  # as finalize gave them
 
     @property
     def cores(self) -> int:
@@ -68,8 +70,10 @@ class LibraryRecorder:
         return 1 if self._process is not None else 0
 
     def start(self, job: Job, records: list[PageRecord]) -> None:
-        """Record ``records`` in a process of the workers' forkserver, if it runs."""
-        if self._process is not None or not workers.forkserver_running():
+        """Record ``records`` in a process of the workers' forkserver, if it runs and
+        there is a core to spare (else they are kept for ``finish``'s record here)."""
+        self.records = records
+        if self._process is not None or not _spare_core() or not workers.forkserver_running():
             return
         try:
             here, there = workers.recorder_context().Pipe()
@@ -88,7 +92,8 @@ class LibraryRecorder:
 
     def finish(self, job: Job, record_here: Callable[[], Recorded | None]) -> Recorded | None:
         """The crawl ended as ``job``: a completed one is committed by the process (or
-        recorded by ``record_here`` if that process could not); any other is dropped."""
+        recorded by ``record_here``, which may read ``records``, if no process could);
+        any other is dropped."""
         if job.status is not JobStatus.COMPLETED:
             self.abandon()
             return None
@@ -129,6 +134,10 @@ class LibraryRecorder:
             if process.is_alive():
                 process.terminate()
             process.join()
+
+
+def _spare_core() -> bool:
+    return (os.cpu_count() or 1) > 1
 
 
 def record_there(
