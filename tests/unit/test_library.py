@@ -249,3 +249,39 @@ def test_a_page_gone_takes_its_chunks_and_a_page_added_keeps_the_others(tmp_path
     assert _chunk_rows(library)[: len(before)] == before
     assert library.search("install extra")[0].url == added.url
     assert len(_chunk_rows(library)) == len(before) + len(chunked(added))
+
+
+def test_pages_held_as_utf8_are_recorded_as_their_strings_are(tmp_path: Path) -> None:
+    """``EncodedPage`` (a page's markdown held as UTF-8): the same texts (as TEXT, not
+    BLOB), hashes, tokens and chunks, from kept chunk lines too, whatever characters the
+    markdown holds (Latin-1, the BMP, past it)."""
+    from mdcrawl.adapters.local.blobs import FileBlobStore
+    from mdcrawl.adapters.local.chunks import ChunkCache
+    from mdcrawl.library.record import kept_chunks
+    from mdcrawl.library.store import EncodedPage
+    from mdcrawl.tokens import estimate_tokens
+
+    odd = LibraryPage(ROOT + "odd.html", "Odd", "# Odd é\n\n## Arrows → \U0001f600\n\nmore\n")
+    pages = [*PAGES, odd, LibraryPage(ROOT + "empty.html", "Empty", "")]
+    encoded = [
+        EncodedPage(p.url, p.title, p.markdown.encode(), estimate_tokens(p.markdown))
+        for p in pages
+    ]
+    for name, recorded in (("str", pages), ("utf8", encoded)):
+        chunker = kept_chunks(ChunkCache(FileBlobStore(tmp_path / name / "blobs")))
+        Library(tmp_path / name).record(_snapshot(), recorded, chunker)
+    queries = (
+        "SELECT hash, markdown, typeof(markdown) FROM texts ORDER BY rowid",
+        "SELECT * FROM pages ORDER BY position",
+        "SELECT rowid, * FROM chunks ORDER BY rowid",
+        "SELECT pages, tokens FROM snapshots",
+    )
+    a = sqlite3.connect(tmp_path / "str" / store.LIBRARY_FILE)
+    b = sqlite3.connect(tmp_path / "utf8" / store.LIBRARY_FILE)
+    for query in queries:
+        assert b.execute(query).fetchall() == a.execute(query).fetchall(), query
+    assert {t for (t,) in b.execute("SELECT typeof(markdown) FROM texts")} == {"text"}
+    a.close()
+    b.close()
+    kept = sorted(p.name for p in (tmp_path / "utf8" / "blobs").rglob("*.jsonl"))
+    assert kept == sorted(p.name for p in (tmp_path / "str" / "blobs").rglob("*.jsonl"))

@@ -32,7 +32,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
@@ -52,6 +52,11 @@ WEIGHTS = (4.0, 6.0, 1.0, 2.0, 0.0)  # title, headings, body, url words, scope
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA mmap_size=268435456", "PRAGMA cache_size=-65536")
 
 FTS_HASH_BYTES = 8 << 20  # held while a crawl is recorded, after its pool has gone
+# A record writes far more than it reads: SQLite's default cache (2 MB) records a crawl in
+# the same CPU time as the 64 MB one searches are given, which a record only filled (a
+# 2,400-page crawl's record held 64 MB more for nothing).
+RECORD_CACHE = "PRAGMA cache_size=-2000"
+SEARCH_CACHE = PRAGMAS[-1]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -97,16 +102,37 @@ class KnownPage:
         return self.read()
 
 
+@dataclass(frozen=True)
+class EncodedPage:
+    """A page whose markdown is held as UTF-8 (``data``), with its tokens: a crawl's
+    pages are all held while it is recorded, and a str takes 4 bytes a character once
+    the page holds one character past U+FFFF (a 2,400-page API reference's markdown:
+    100 MB as str, 30 MB so). Hashed, stored and chunked from these bytes as they are."""
+
+    url: str
+    title: str
+    data: bytes
+    tokens: int
+
+    @property
+    def markdown(self) -> str:
+        return self.data.decode("utf-8")
+
+
+# Any page a crawl is recorded from.
+Page = LibraryPage | KnownPage | EncodedPage
+
+
 # Where a page's text comes from: a cache document's key and version, and its title.
 TextMark = tuple[str, str, str]  # (key, version, title)
 
 
 # A page's chunks (default: chunk_page now), or their ``chunks.jsonl`` lines (locally the
 # ones its pool worker made, read as they are kept: ``_chunk_fields``).
-Chunker = Callable[["LibraryPage | KnownPage"], "Sequence[Chunk] | bytes"]
+Chunker = Callable[[Page], "Sequence[Chunk] | bytes"]
 
 
-def chunked(page: LibraryPage) -> list[Chunk]:
+def chunked(page: Page) -> list[Chunk]:
     return chunk_page(page.markdown, page.url, page.title)
 
 
@@ -172,6 +198,16 @@ class Library:
         db.executescript(SCHEMA)
         return db
 
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, in a transaction, with a record's small cache."""
+        with self._db() as db:
+            db.execute(RECORD_CACHE)
+            try:
+                yield db
+            finally:
+                db.execute(SEARCH_CACHE)
+
     def close(self) -> None:
         """Close this thread's connection (the next call opens a new one)."""
         db = getattr(self._local, "db", None)
@@ -198,18 +234,22 @@ class Library:
     def record(
         self,
         snapshot: Snapshot,
-        pages: Sequence[LibraryPage | KnownPage],
+        pages: Sequence[Page],
         chunker: Chunker = chunked,
         marks: Sequence[TextMark | None] = (),
+        settle: Callable[[Snapshot], Snapshot] | None = None,
     ) -> tuple[Snapshot, Changes]:
         """Store a finished crawl as the current snapshot of its (site, version) and say
         what changed since the site's previous snapshot. ``snapshot.id`` is ignored;
         ``chunker`` is asked only for pages whose chunks are not indexed already.
         ``marks``, per page (None: none), are remembered with the page's text hash, so
-        that the next crawl can hand that page over as a ``KnownPage``."""
+        that the next crawl can hand that page over as a ``KnownPage``. ``settle``, when
+        given, is called with the snapshot as written, everything else written too, before
+        the transaction commits: it answers the snapshot as it must be committed (only its
+        ``crawled_at`` may differ), or raises, and then nothing is recorded."""
         states = [PageState(p.url, p.title, _text_hash(p)) for p in pages]
         tokens = sum(_tokens(p) for p in pages)
-        with self._db() as db:
+        with self._recording() as db:
             previous = _latest(db, snapshot.site)
             cursor = db.execute(
                 "INSERT INTO snapshots (site, version, url, job_id, crawled_at, pages, tokens,"
@@ -237,6 +277,8 @@ class Library:
             _remember(db, pages, states, marks)
             _replace_chunks(db, stored, pages, states, chunker)
             before = _states(db, previous.id) if previous else None
+            if settle is not None:
+                stored = _settled(db, stored, settle(stored))
         changes = compare(
             stored.site,
             stored.version,
@@ -246,6 +288,12 @@ class Library:
             previous.crawled_at if previous else None,
         )
         return stored, changes
+
+    def holds_job(self, job_id: str) -> bool:
+        """Whether a snapshot of the job ``job_id`` is recorded."""
+        with self._db() as db:
+            row = db.execute("SELECT 1 FROM snapshots WHERE job_id = ?", (job_id,)).fetchone()
+        return row is not None
 
     # --- reading --------------------------------------------------------------------------
 
@@ -365,21 +413,40 @@ class Library:
         return "\n".join(out)
 
 
+def _settled(db: sqlite3.Connection, stored: Snapshot, settled: Snapshot) -> Snapshot:
+    """The snapshot row as ``settle`` answered it: the crawl's time, known only once its
+    outputs are written (the rest of the row is the crawl's already)."""
+    if settled.crawled_at != stored.crawled_at:
+        db.execute(
+            "UPDATE snapshots SET crawled_at = ? WHERE id = ?", (settled.crawled_at, stored.id)
+        )
+    return replace(stored, crawled_at=settled.crawled_at)
+
+
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _text_hash(page: LibraryPage | KnownPage) -> str:
+def _text_hash(page: Page) -> str:
+    if isinstance(page, EncodedPage):
+        return hashlib.sha256(page.data).hexdigest()
     return page.hash if isinstance(page, KnownPage) else _hash(page.markdown)
 
 
-def _tokens(page: LibraryPage | KnownPage) -> int:
-    return page.tokens if isinstance(page, KnownPage) else estimate_tokens(page.markdown)
+def _tokens(page: Page) -> int:
+    if isinstance(page, LibraryPage):
+        return estimate_tokens(page.markdown)
+    return page.tokens
+
+
+def _text(page: LibraryPage | EncodedPage) -> str | bytes:
+    """The page's markdown as ``texts`` stores it (UTF-8 bytes are cast to that text)."""
+    return page.data if isinstance(page, EncodedPage) else page.markdown
 
 
 def _remember(
     db: sqlite3.Connection,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
     marks: Sequence[TextMark | None],
 ) -> None:
@@ -432,13 +499,13 @@ def _site_named(db: sqlite3.Connection, site: str) -> str | None:
 def _store_pages(
     db: sqlite3.Connection,
     snapshot: int,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
 ) -> None:
     db.executemany(
-        "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, ?)",
+        "INSERT OR IGNORE INTO texts (hash, markdown) VALUES (?, CAST(? AS TEXT))",
         [
-            (s.hash, p.markdown)
+            (s.hash, _text(p))
             for p, s in zip(pages, states, strict=True)
             if not isinstance(p, KnownPage)  # its text is there already
         ],
@@ -456,7 +523,7 @@ def _store_pages(
 def _replace_chunks(
     db: sqlite3.Connection,
     stored: Snapshot,
-    pages: Sequence[LibraryPage | KnownPage],
+    pages: Sequence[Page],
     states: list[PageState],
     chunker: Chunker,
 ) -> None:

@@ -71,13 +71,17 @@ def finalize(
     page_chunks: ChunkLines | None = None,
     page_map: PageMap | None = None,
     page_files: OutputOpener | None = None,
+    records_ready: Callable[[Job, list[PageRecord]], None] | None = None,
 ) -> str:
     """Assemble the job's outputs through ``open_output``; ``output_key(name)`` says where
     each ended up (blob keys by default) for ``result_keys``; ``memo`` skips an assembly
     whose inputs have not changed since the last one; ``page_chunks`` gives each page's
     chunks.jsonl lines (default: chunked as they are written); ``page_map`` renders the
     pages (``assemble.PageMap``; default: one after another); ``page_files`` writes
-    each page's own file where it is rendered (``assemble.write_outputs``)."""
+    each page's own file where it is rendered (``assemble.write_outputs``);
+    ``records_ready`` is given the job (not finished yet) and its pages as the outputs
+    will hold them (native twins in, the site's own llms files not) before they are
+    assembled."""
     job = get_job(job_id, deps.jobs)
     if job.status.terminal:
         return DONE
@@ -89,6 +93,8 @@ def finalize(
     records = final_records(job_id, deps)
     if job.options.prefer_native:
         records = with_native_twins(records, deps.blobs)
+    if records_ready is not None:
+        records_ready(job, list(records))
     records += site_file_records(job_id, deps.blobs)  # llms.txt / llms-full.txt found
     result = memo.reuse(job, records) if memo is not None else None
     if result is None:

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,10 +31,11 @@ from ..adapters.local.parallel import forked_page_map
 from ..adapters.local.private import content_cache_for
 from ..adapters.local.robots import crawl_robots_cache
 from ..adapters.local.sitemaps import crawl_sitemap_cache
+from ..assemble import PageMap
 from ..fetch import HttpxFetcher
 from ..library import Library
 from ..library.record import Recorded, kept_chunks, record_crawl
-from ..models import CrawlOptions, EventType, Job, JobStatus
+from ..models import CrawlOptions, EventType, Job, JobStatus, PageRecord
 from ..native import fetch_twins, probe_site_files, with_native_twins
 from ..netguard import AddressGuard, start_guard
 from ..pipeline.crawl import CrawlDeps
@@ -45,6 +46,7 @@ from ..pipeline.process import process_page
 from ..pipeline.recover import RecoverDeps, recover_unrecorded
 from ..ports import ContentCache
 from ..urls import scope_for, url_hash, validate_start_url
+from .recorder import LibraryRecorder
 from .workers import LocalInvoker, process_deps, process_pool, start_workers
 
 log = logging.getLogger(__name__)
@@ -121,9 +123,19 @@ def run_crawl(run: LocalRun, reporter: Reporter) -> RunResult:
             return _result(job, out_dir, resumed, stores)
         if job.options.prefer_native:
             asyncio.run(_native_sources(job, stores, fetching))
-        _finish(job, stores, cache, out_dir)
-        final = get_job(job.job_id, stores.jobs)
-        recorded = _record(root, final, stores, out_dir, run.label)
+        # The library records the crawl while its outputs are assembled (recorder.py),
+        # committing only once the job has completed
+        recorder = LibraryRecorder(root, out_dir, run.label)
+        try:
+            _finish(job, stores, cache, out_dir, recorder)
+            final = get_job(job.job_id, stores.jobs)
+
+            def here() -> Recorded | None:  # no process recorded it: the pages finalize gave
+                return _record(root, final, stores, out_dir, run.label, recorder.records)
+
+            recorded = recorder.finish(final, here)
+        finally:
+            recorder.abandon()  # interrupted or failed: nothing of the crawl is recorded
         return replace(_result(final, out_dir, resumed, stores), recorded=recorded)
 
 
@@ -230,9 +242,16 @@ async def _report(job_id: str, stores: LocalStores, reporter: Reporter) -> None:
         await asyncio.sleep(REPORT_EVERY_S)
 
 
-def _finish(job: Job, stores: LocalStores, cache: ContentCache, out_dir: Path) -> None:
+def _finish(
+    job: Job,
+    stores: LocalStores,
+    cache: ContentCache,
+    out_dir: Path,
+    recorder: LibraryRecorder | None = None,
+) -> None:
     """Process in this process whatever the pool left undone (a worker died), then
-    assemble the outputs; fail the job if records are still missing."""
+    assemble the outputs; fail the job if records are still missing. ``recorder`` is
+    started with the final records before the assembly, and takes a core from it."""
     deps = process_deps(stores)
     for page in recover_unrecorded(job.job_id, RecoverDeps(stores.frontier, stores.pages, cache)):
         process_page(page, deps)
@@ -247,10 +266,23 @@ def _finish(job: Job, stores: LocalStores, cache: ContentCache, out_dir: Path) -
     opener = memo.opener(lambda name: _open_output(out_dir, name))
     chunks = ChunkCache(stores.blobs)  # made by the pool workers: no page chunked twice
     locate = lambda name: str(out_dir / name)  # noqa: E731
-    # The pool has gone: the pages' rendering takes every core (adapters/local/parallel.py),
-    # each page's file written where it is rendered (the memo learns them from the result)
+    # The pool has gone: the pages' rendering takes every core the record does not
+    # (adapters/local/parallel.py), each page's file written where it is rendered (the
+    # memo learns them from the result)
     pages = lambda name: _open_output(out_dir, name)  # noqa: E731
-    finalize(job.job_id, fin, opener, locate, memo, chunks.lines, forked_page_map(), pages)
+    page_map = _page_map(recorder)
+    ready = recorder.start if recorder is not None else None
+    finalize(job.job_id, fin, opener, locate, memo, chunks.lines, page_map, pages, ready)
+
+
+def _page_map(recorder: LibraryRecorder | None) -> PageMap:
+    """Render on every core but the one the library's record takes (if it runs)."""
+
+    def page_map(render: Callable[[int], Any], pages: int) -> Iterator[Any]:
+        taken = recorder.cores if recorder is not None else 0
+        return forked_page_map(max(1, (os.cpu_count() or 1) - taken))(render, pages)
+
+    return page_map
 
 
 def _finalize_deps(stores: LocalStores) -> FinalizeDeps:
@@ -271,17 +303,25 @@ async def _native_sources(job: Job, stores: LocalStores, fetching: FetchSetup) -
 
 
 def _record(
-    root: Path, job: Job, stores: LocalStores, out_dir: Path, label: str | None
+    root: Path,
+    job: Job,
+    stores: LocalStores,
+    out_dir: Path,
+    label: str | None,
+    final: list[PageRecord] | None = None,
 ) -> Recorded | None:
-    """A completed crawl joins the docs library (search, MCP) and writes changes.md."""
+    """A completed crawl joins the docs library (search, MCP) and writes changes.md.
+    ``final``: the pages as finalize gave them to the outputs, if it did."""
     if job.status is not JobStatus.COMPLETED:
         return None
     # The pages as the outputs hold them, not each page's first record (converted before
     # the site's template settled: the chrome and title a timing chose). A page settled
     # late is read from the markdown cache a second time here (finalize read it first).
-    pages = final_records(job.job_id, _finalize_deps(stores))
-    if job.options.prefer_native:
-        pages = with_native_twins(pages, stores.blobs)
+    pages = final
+    if pages is None:
+        pages = final_records(job.job_id, _finalize_deps(stores))
+        if job.options.prefer_native:
+            pages = with_native_twins(pages, stores.blobs)
     read = lambda key: stored.read_markdown(stores.blobs, key)  # noqa: E731
     cache = ChunkCache(stores.blobs)
     chunker, version = kept_chunks(cache), stores.blobs.version

@@ -113,6 +113,18 @@ def start_workers() -> Future[None]:
         return _started
 
 
+def forkserver_running() -> bool:
+    """Whether this process's forkserver has started (a crawl that converted pages): a
+    process forked from it costs a fork (``recorder.py``), not a start."""
+    started = _started
+    return started is not None and started.done() and started.exception() is None
+
+
+def recorder_context() -> ForkServerContext:
+    """The context that forks processes from the workers' forkserver."""
+    return _CONTEXT
+
+
 def _start_forkserver(done: Future[None]) -> None:
     try:
         probe = _CONTEXT.Process(target=_nothing, name="mdcrawl-forkserver-probe")

@@ -39,12 +39,14 @@ class ChunkCache:
         if not self._blobs.exists(key):
             self._blobs.put(key, _lines(url, title, markdown), "application/x-ndjson")
 
-    def lines(self, url: str, title: str, markdown: str) -> bytes:
-        """The page's ``chunks.jsonl`` lines: kept ones, else made (and kept) now."""
+    def lines(self, url: str, title: str, markdown: str | bytes) -> bytes:
+        """The page's ``chunks.jsonl`` lines: kept ones, else made (and kept) now.
+        ``markdown`` may be given as its UTF-8 bytes."""
         key = chunk_key(url, title, markdown)
         data = self._blobs.get(key)
         if data is None:
-            data = _lines(url, title, markdown)
+            text = markdown.decode("utf-8") if isinstance(markdown, bytes) else markdown
+            data = _lines(url, title, text)
             self._blobs.put(key, data, "application/x-ndjson")
         return data
 
@@ -52,10 +54,14 @@ class ChunkCache:
         return chunks_from_lines(self.lines(url, title, markdown))
 
 
-def chunk_key(url: str, title: str, markdown: str) -> str:
+def chunk_key(url: str, title: str, markdown: str | bytes) -> str:
+    """The key of the chunks of a page; its ``markdown`` may be given as UTF-8 bytes
+    (what the string's encoding gives, which holds no lone surrogate)."""
     digest = _keyed().copy()
-    for part in (url, title, markdown):
+    for part in (url, title):
         digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+    data = markdown if isinstance(markdown, bytes) else markdown.encode("utf-8", "surrogatepass")
+    digest.update(b"\0" + data)
     return f"{CHUNKS_PREFIX}{digest.hexdigest()}.jsonl"
 
 
