@@ -298,3 +298,74 @@ def test_a_class_is_known_whole_not_as_part_of_another_name():
     root = parse_html("<div class='document section'>t</div>")
     assert extract.select_known(root, "div.section", classes) == select(root, "div.section")
     assert len(select(root, "div.section")) == 1
+
+
+def _every_selector() -> list[str]:
+    rules = [
+        s
+        for rule in sel.GENERATORS
+        for s in rule.markers + rule.content + rule.drop + rule.nav + rule.toc
+        + rule.unwrap_lists + rule.heading_rows
+    ]
+    extra = sel.STRUCTURAL + sel.GENERIC_NAV + sel.ADMONITION + sel.ADMONITION_TITLE
+    return list(dict.fromkeys(rules + list(extra) + list(sel.COMMON_DROP)))
+
+
+_NESTED = """<html><body><div class="a" id="o"><div class="a"><p class="b">one</p>
+<ul><li class="b"><span><b class="b">two</b></span></li></ul></div></div>
+<section><div class="a"><b class="b">three</b></div><b class="b">four</b></section>
+</body></html>"""
+
+
+def test_descendant_steps_find_what_cssselect_finds_in_the_same_order():
+    """``select`` runs cssselect's XPath with "/descendant-or-self::*/B" as
+    "/descendant::B": on every vendored page, every selector kept as data (and nested
+    descendant chains) finds the same elements in the same order."""
+    from lxml.cssselect import CSSSelector
+
+    pages = [parse_html(p.read_text(encoding="utf-8")) for p in sorted(PAGES.rglob("*.html"))]
+    pages.append(parse_html(_NESTED))
+    chains = [".a .b", "div .a .b", ".a > .b", "section b", ".a b:first-child", "#o .a, .a b"]
+    rewritten = hits = 0
+    for css in _every_selector() + chains:
+        rewritten += "/descendant::" in extract_compiled_path(css)
+        for root in pages:
+            got = select(root, css)
+            assert got == CSSSelector(css)(root), css
+            hits += len(got)
+    assert rewritten > 10 and hits > 0
+    nested = parse_html(_NESTED)
+    # each match once (the outer and inner div.a both hold "one"), in document order
+    assert [b.text_content() for b in select(nested, ".a .b")] == ["one", "two", "two", "three"]
+
+
+def extract_compiled_path(css: str) -> str:
+    from mdcrawl import extract
+
+    return extract.compiled(css).path
+
+
+def test_descendant_steps_keep_a_path_that_asks_a_position():
+    from mdcrawl.extract import descendant_steps
+
+    path = "descendant-or-self::a/descendant-or-self::*/b[last()]"
+    assert descendant_steps(path) == path
+    path = "descendant-or-self::a/descendant-or-self::*/b[position() = 1]"
+    assert descendant_steps(path) == path
+    assert descendant_steps("descendant-or-self::a/descendant-or-self::*/b[@x]") == (
+        "descendant-or-self::a/descendant::b[@x]"
+    )
+
+
+def test_pruning_reports_classes_holding_every_class_left_in_the_region():
+    """``prune`` returns the class names the renderer's selectors are filtered by: every
+    class the pruned region holds is among them (pruning adds none)."""
+    from mdcrawl import extract
+
+    for path in sorted(PAGES.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        root = parse_html(html)
+        extraction = extract_page(root, html, f"https://x.example/{path.name}")
+        left = set(extract.class_names(extraction.region).split())
+        assert extraction.classes is not None, path
+        assert left <= set(extraction.classes.split()), path

@@ -55,7 +55,7 @@ def convert_document(
     region = extraction.region
     title = page_title(root, region, url)
     description = page_description(root, region)
-    rendered = render_markdown(region)
+    rendered = render_markdown(region, extraction.classes)
     markdown = with_heading(rendered.text, title)
     if extraction.redirect:
         # Redirect stubs all read "Redirecting..."; their target is what tells them apart.

@@ -657,6 +657,8 @@ def _signature_dt(w: _Writer, el: HtmlElement, text: str, tags: set[str], *rest:
 
 def _holds_link(el: HtmlElement) -> bool:
     """bs4's ``find("a", href=True)``: any <a> below with an href, even an empty one."""
+    if not len(el):  # a leaf (most code spans): nothing below it
+        return False
     return any(a.get("href") is not None for a in el.iter("a") if a is not el)
 
 
@@ -683,6 +685,8 @@ _CONVERTERS["dt"] = _signature_dt
 def _holds_verbatim(el: HtmlElement) -> bool:
     """Strings below a <pre> or <textarea> keep their whitespace in the soup: code and
     signatures holding one are left to DocsConverter."""
+    if not len(el):  # a leaf (most code spans), itself no <pre> or <textarea>
+        return False
     return next(el.iter("pre", "textarea"), None) is not None
 
 
