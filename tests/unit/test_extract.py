@@ -369,3 +369,29 @@ def test_pruning_reports_classes_holding_every_class_left_in_the_region():
         left = set(extract.class_names(extraction.region).split())
         assert extraction.classes is not None, path
         assert left <= set(extraction.classes.split()), path
+
+
+_STYLED = """<html><body><div style="background: url(a.png)">
+<p style='x: url("b c.png"); y: url( d.png ) url(&apos;e.png&apos;) url(") url() url(f.png)'>t</p>
+<img src=" i.png " style="background:URL(  http://o/x.png)"><a href="#f" style="url(g.png)">l</a>
+<span style="url(h.png">s</span><table background="bg.png" style="color:red"><tr><td>x</td></tr>
+</table></div></body></html>"""
+
+
+def test_absolutize_rewrites_what_lxml_rewrites_style_urls_included():
+    """``absolutize`` is ``make_links_absolute`` without its walk: on every vendored
+    page and on a region of ``style`` attributes holding several ``url(...)`` each (the
+    last rewritten first, as lxml does, so each position holds), the same bytes."""
+    from mdcrawl.extract import absolutize
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    for text in [*texts, _STYLED]:
+        ours, theirs = parse_html(text), parse_html(text)
+        absolutize(ours, "https://x.example/docs/page.html")
+        theirs.make_links_absolute(
+            "https://x.example/docs/page.html", resolve_base_href=False, handle_failures="ignore"
+        )
+        assert lxml.html.tostring(ours) == lxml.html.tostring(theirs), text[:80]
+    styled = parse_html(_STYLED)
+    absolutize(styled, "https://x.example/docs/page.html")
+    assert "url(https://x.example/docs/f.png)" in styled.find(".//p").get("style")

@@ -9,7 +9,7 @@ that tree, and the region returned is pruned in place with links made absolute.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urldefrag, urljoin
@@ -951,8 +951,9 @@ def absolutize(region: HtmlElement, base: str) -> None:
     handle_failures="ignore")``, the same links rewritten the same way, without its
     walk testing fourteen attribute names on every element and its ``urljoin`` of every
     repeat of a link: the plain link attributes are read off each element's own names,
-    each distinct link is joined once. A region with links lxml finds in other places
-    (``style``, ``<object>``, ``<meta>``, ``<param>``) takes lxml's own walk."""
+    ``url(...)`` in a ``style`` attribute as lxml reads it, each distinct link is joined
+    once. A region with links lxml finds in other places (``<object>``, ``<meta>``,
+    ``<param>``, ``<style>``) takes lxml's own walk."""
     joiner = linkjoin.joiner(base)  # each distinct link joined once (and fast: linkjoin)
 
     def join(href: str) -> str:
@@ -962,23 +963,49 @@ def absolutize(region: HtmlElement, base: str) -> None:
             return href
 
     links: list[tuple[HtmlElement, str, str]] = []
+    styled: list[HtmlElement] = []
     for element in region.iter(_ELEMENTS):
-        names = element.keys()
-        if element.tag in _OTHER_LINK_PLACES or "style" in names:
+        if element.tag in _OTHER_LINK_PLACES:
             region.rewrite_links(join, resolve_base_href=False)
             return
+        names = element.keys()  # (iterating an element gives its children)
         for name in names:
             if name in _LINK_ATTRS:
                 links.append((element, name, element.get(name)))
+            elif name == "style":
+                styled.append(element)
     for element, name, link in links:
         new = join(link.strip())
         if new != link:
             element.set(name, new)
+    for element in styled:
+        _absolutize_style(element, join)
+
+
+def _absolutize_style(element: HtmlElement, join: Callable[[str], str]) -> None:
+    """The ``url(...)`` links of a ``style`` attribute rewritten as lxml's
+    ``rewrite_links`` does: the last first, so that each one's position still holds."""
+    for match in reversed(list(_CSS_URLS(element.get("style")))):
+        url, start = match.group(1), match.start(1)
+        if url[:1] == url[-1:] and url[:1] in ("'", '"'):
+            url, start = url[1:-1], start + 1  # lxml.html's _unquote_match
+        new = join(url.strip())
+        if new == url:
+            continue
+        current = element.get("style")
+        if not start and len(current) == len(url):
+            current = new
+        else:
+            current = current[:start] + new + current[start + len(url) :]
+        element.set("style", current)
 
 
 _LINK_ATTRS = frozenset(lxml.html.defs.link_attrs)
-# Where lxml's iterlinks finds links besides those attributes (its tags without a namespace).
+# Where lxml's iterlinks finds links besides those attributes and ``style`` (its tags
+# without a namespace).
 _OTHER_LINK_PLACES = frozenset({"object", "meta", "param", "style"})
+# lxml.html's own pattern for a stylesheet's url(...) (``_iter_css_urls``).
+_CSS_URLS = re.compile(r"""url\(("[^"]*"|'[^']*'|[^)]*)\)""", re.I).finditer
 
 
 def extract_page(
