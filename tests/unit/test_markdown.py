@@ -265,3 +265,24 @@ def test_a_long_ordered_list_costs_time_in_proportion_to_its_items() -> None:
     text = render("<ol>" + "<li>x</li>" * count + "</ol>")
     assert time.process_time() - started < 30
     assert text.rstrip().endswith(f"{count}. x")
+
+
+def test_prefix_lines_is_markdownify_s_per_line_substitution():
+    """``prefix_lines`` (a list item's indent, a blockquote's "> ") writes what
+    markdownify's ``re_line_with_content`` substitution writes, on seeded strings of
+    newlines, carriage returns, blanks and text (empty lines, a final newline, runs)."""
+    import random
+
+    from markdownify import re_line_with_content
+    from mdcrawl.markdown import prefix_lines
+
+    rng = random.Random(13)
+    alphabet = ["\n", "\n", "\r", " ", "\t", "a", "b", "\u2028", "\x0c", "> "]
+    texts = ["", "\n", "\n\n", "a", "a\n", "\na", " \n \n"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(3000)]
+    for prefix, empty in (("  ", ""), ("> ", ">"), ("", "x")):
+        for text in texts:
+            expected = re_line_with_content.sub(
+                lambda m, p=prefix, e=empty: p + m.group(1) if m.group(1) else e, text
+            )
+            assert prefix_lines(text, prefix, empty) == expected, repr(text)

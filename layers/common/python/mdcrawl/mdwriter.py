@@ -30,7 +30,6 @@ from markdownify import (
     re_all_whitespace,
     re_backtick_runs,
     re_html_heading,
-    re_line_with_content,
     re_make_convert_fn_name,
     re_newline_whitespace,
     re_whitespace,
@@ -532,7 +531,7 @@ def _blockquote(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any)
         return " " + text + " "
     if not text:
         return "\n"
-    text = re_line_with_content.sub(lambda m: "> " + m.group(1) if m.group(1) else ">", text)
+    text = md.prefix_lines(text, "> ", ">")
     return "\n" + text + "\n\n"
 
 
