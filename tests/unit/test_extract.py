@@ -146,7 +146,7 @@ def test_djangodocs_theme_region_is_the_yui_main_column():
 
 
 def test_no_character_but_ascii_capitals_lowercases_into_an_affordance_label():
-    """The affordance prefilter (``_SHORT_LINKS``) lower-cases "SRCOUE" alone in XPath:
+    """The affordance prefilter (``_short_source_links``) lower-cases "SRCOUE" alone, as its XPath did:
     that finds every "src"/"source" Python's lower() finds only if no other character
     lower-cases to one of those letters."""
     import sys
@@ -395,3 +395,41 @@ def test_absolutize_rewrites_what_lxml_rewrites_style_urls_included():
     styled = parse_html(_STYLED)
     absolutize(styled, "https://x.example/docs/page.html")
     assert "url(https://x.example/docs/f.png)" in styled.find(".//p").get("style")
+
+
+_LINKS = """<html><body><div><a href=" #x">¶</a><a href="#y"> a b </a><a href="#z">abc</a>
+<a href="\t#w"><span>#</span><!-- c --></a><a name="n">#</a><a href="x#y">#</a>
+<a href="s.html">[SOURCE]</a><a href="t.html"> View\tSource </a><a href="u.html">src\xa0code</a>
+<a href="v.html">a very long label with source</a><a>[source]</a><a href=""><b>Src</b></a>
+<a href="w.html">  \n  source  \n\n  code   x </a><a href="#q">\xa0\xa0\xa0</a>
+<a href="y.html">source\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0x</a></div></body></html>"""
+
+
+def test_short_link_walks_find_what_their_xpaths_find():
+    """The permalink and affordance prefilters, Python walks of the links, find what the
+    XPath predicates they replace find, in the same order, on every vendored page and
+    a page of edge cases (XML whitespace only collapsed, a non-breaking space counted,
+    a comment inside a link, no href, a long label)."""
+    import lxml.etree
+    from mdcrawl import extract
+
+    lowered = "translate(., 'SRCOUE', 'srcoue')"
+    source = lxml.etree.XPath(
+        ".//a[@href and string-length(normalize-space()) < 16"
+        f" and (contains({lowered}, 'src') or contains({lowered}, 'source'))]"
+    )
+    fragment = lxml.etree.XPath(
+        ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
+    )
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    found = 0
+    for text in [*texts, _LINKS]:
+        root = parse_html(text)
+        for region in [root, *root.iter("a", "div")]:
+            assert extract._short_source_links(region) == source(region), text[:80]
+            assert extract._short_fragment_links(region) == fragment(region), text[:80]
+            found += len(extract._short_source_links(region))
+    edge = parse_html(_LINKS)
+    assert len(extract._short_source_links(edge)) == 5
+    assert len(extract._short_fragment_links(edge)) == 2  # "¶", and "#" in a span
+    assert found > 0
