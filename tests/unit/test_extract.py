@@ -146,8 +146,8 @@ def test_djangodocs_theme_region_is_the_yui_main_column():
 
 
 def test_no_character_but_ascii_capitals_lowercases_into_an_affordance_label():
-    """The affordance prefilter (``_short_source_links``) lower-cases "SRCOUE" alone, as its XPath did:
-    that finds every "src"/"source" Python's lower() finds only if no other character
+    """The affordance prefilter (``_short_source_links``) lower-cases "SRCOUE" alone: that
+    finds every "src"/"source" Python's lower() finds only if no other character
     lower-cases to one of those letters."""
     import sys
 
