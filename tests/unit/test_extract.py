@@ -433,3 +433,32 @@ def test_short_link_walks_find_what_their_xpaths_find():
     assert len(extract._short_source_links(edge)) == 5
     assert len(extract._short_fragment_links(edge)) == 2  # "¶", and "#" in a span
     assert found > 0
+
+
+_ATTRIBUTED = """<html><body><!-- a comment --><nav>n</nav><div role="navigation">r</div>
+<div aria-label="x" class="">e</div><p id="toc">t</p><div class="headerlink extra" id="x">h</div>
+<span class="">s</span><?pi x?><footer class="footer">f</footer><p>plain</p></body></html>"""
+
+
+def test_a_scan_of_the_held_nodes_finds_what_a_walk_of_the_tree_finds():
+    """``SelectorSet.scan`` given the page's nodes (``list(root.iter())``, comments and
+    PIs among them) finds the hits and class attributes its own walk finds, on every
+    vendored page and on one where tags, ids, roles, labels and empty classes match."""
+    from mdcrawl import extract
+
+    page = extract._page_selectors()
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    hits = 0
+    for text in [*texts, _ATTRIBUTED]:
+        root = parse_html(text)
+        walked = page.scan(root)
+        held = page.scan(root, list(root.iter()))
+        assert [(e, [c.css for c in m]) for e, m in held[0]] == [
+            (e, [c.css for c in m]) for e, m in walked[0]
+        ], text[:80]
+        assert held[1] == walked[1]
+        hits += len(held[0])
+    root = parse_html(_ATTRIBUTED)
+    found = page.scan(root, list(root.iter()))[0]
+    assert {e.text for e, _ in found} == {"n", "r", "t", "f"}  # tag, role, id, class
+    assert hits > 0

@@ -49,9 +49,10 @@ def convert_document(
     html, root = page.text, page.root
     # Every walk of an lxml.html tree makes a Python object for each element it meets
     # (its class chosen by a Python callback) and drops it again; the dozen walks below
-    # would each pay that anew. Held here, each element's object is made once.
+    # would each pay that anew. Held here, each element's object is made once (and the
+    # page's scan walks this list, faster than lxml's iterator).
     held = list(root.iter())
-    extraction = extract_page(root, html, url, template, generator_rules)
+    extraction = extract_page(root, html, url, template, generator_rules, held)
     region = extraction.region
     title = page_title(root, region, url)
     description = page_description(root, region)
