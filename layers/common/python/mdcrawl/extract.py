@@ -877,6 +877,11 @@ def _short_source_links(region: HtmlElement) -> list[HtmlElement]:
         if anchor is region or anchor.get("href") is None:
             continue
         text = text_of(anchor)
+        # lower() finds "src" wherever the translate does (it lower-cases those letters
+        # the same), in C: most labels end here
+        lowered = text.lower()
+        if "src" not in lowered and "source" not in lowered:
+            continue
         lowered = text.translate(_AFFORDANCE_LOWERED)
         if ("src" in lowered or "source" in lowered) and _normalized_length(text) < 16:
             found.append(anchor)
@@ -1024,7 +1029,7 @@ def absolutize(region: HtmlElement, base: str) -> None:
     for element, name, link in links:
         new = join(link.strip())
         if new != link:
-            element.set(name, new)
+            _SET(element, name, new)  # HtmlMixin.set, without its Python frame
     for element in styled:
         _absolutize_style(element, join)
 
@@ -1048,6 +1053,7 @@ def _absolutize_style(element: HtmlElement, join: Callable[[str], str]) -> None:
 
 
 _LINK_ATTRS = frozenset(lxml.html.defs.link_attrs)
+_SET = lxml.etree.ElementBase.set  # what lxml.html's HtmlMixin.set calls (super().set)
 # Where lxml's iterlinks finds links besides those attributes and ``style`` (its tags
 # without a namespace).
 _OTHER_LINK_PLACES = frozenset({"object", "meta", "param", "style"})

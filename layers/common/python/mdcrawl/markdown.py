@@ -585,7 +585,7 @@ def render_markdown(region: HtmlElement, classes: str | None = None) -> Markdown
     if "\n\n\n" in body:
         body = _BLANK_RUNS.sub("\n\n", body)
     body = body.strip("\n")
-    prose = _PLACEHOLDER.sub("", body) if "\x02" in body else body
+    prose = _sub_placeholders(body, _no_block) if "\x02" in body else body
     prose = _LINK_TARGET.sub("]", prose)
     text = _restore_blocks(body, blocks) if "\x02" in body else body
     return Markdown(text, len(_WORD.findall(prose)), anchors)
@@ -643,4 +643,28 @@ def _restore_blocks(text: str, blocks: list[str]) -> str:
         out += [(follow + line).rstrip() if line.strip() else follow.rstrip() for line in lines[1:]]
         return "\n".join(out)
 
-    return _PLACEHOLDER.sub(put_back, text)
+    return _sub_placeholders(text, put_back)
+
+
+def _sub_placeholders(text: str, put_back: Callable[[re.Match[str]], str]) -> str:
+    """``_PLACEHOLDER.sub(put_back, text)``, the pattern tried only at the start of a
+    line holding a placeholder's \\x02 (its matches lie within one line, from its start:
+    ``^`` and ``.`` without DOTALL), not at every line of a megabyte of text."""
+    pieces = []
+    done = 0
+    at = text.find("\x02")
+    while at >= 0:
+        match = _PLACEHOLDER.match(text, text.rfind("\n", 0, at) + 1)
+        if match is not None:
+            pieces += [text[done : match.start()], put_back(match)]
+            done = match.end()
+        end = text.find("\n", at)
+        if end < 0:
+            break
+        at = text.find("\x02", end)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _no_block(match: re.Match[str]) -> str:
+    return ""
