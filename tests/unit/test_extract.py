@@ -462,3 +462,31 @@ def test_a_scan_of_the_held_nodes_finds_what_a_walk_of_the_tree_finds():
     found = page.scan(root, list(root.iter()))[0]
     assert {e.text for e, _ in found} == {"n", "r", "t", "f"}  # tag, role, id, class
     assert hits > 0
+
+
+_METAS = """<html><head><meta name="generator" content="Sphinx 7"><title>T</title>
+<meta http-equiv="refresh" content="0; url=next.html"></head><body>
+<div class="body" role="main"><h1>T</h1><p>text <meta name="description" content="in body"></p>
+</div><meta name="description" content="after"></body></html>"""
+
+
+def test_the_metas_read_off_the_scan_are_the_tree_s_before_and_after_pruning():
+    """The page's <meta> elements come from its scan (a drop rule names the tag), and
+    after pruning only those still in the tree are read: on every vendored page and on
+    one with a <meta> inside the region that pruning drops, they are what a walk finds."""
+    from mdcrawl import extract
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    seen = 0
+    for text in [*texts, _METAS]:
+        root = parse_html(text)
+        assert extract.page_metas(root, extract._detect(root)[1]) == list(root.iter("meta"))
+        extraction = extract_page(root, text, "https://x.example/a/page.html")
+        assert extraction.metas == list(root.iter("meta")), text[:80]
+        seen += len(extraction.metas)
+    assert seen > 0
+    root = parse_html(_METAS)
+    extraction = extract_page(root, _METAS, "https://x.example/a/page.html")
+    assert [m.get("content") for m in extraction.metas][-1] == "after"  # the body's went
+    assert "in body" not in [m.get("content") for m in extraction.metas]
+    assert extraction.redirect == "https://x.example/a/next.html"

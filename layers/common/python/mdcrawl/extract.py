@@ -39,6 +39,8 @@ class Extraction:
     # Class names (``known_classes``) holding every class left in the region: the
     # renderer's selectors skip a class found nowhere in it without a walk of its own.
     classes: str | None = None
+    # The page's <meta> elements left after pruning, in document order, if known.
+    metas: list[HtmlElement] | None = None
 
 
 @lru_cache(maxsize=512)
@@ -186,14 +188,15 @@ class SelectorSet:
     ) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
         """The simple selectors' hits under ``root`` (each element with what it matches,
         in document order), and its distinct class attributes (``class_names``), in one
-        walk. Most elements are rejected on their class alone: the tags indexed are found
-        by libxml2 beforehand, ids and attributes read only when the class says nothing.
+        walk. Most elements are rejected on their class and tag alone, ids and attributes
+        read only when those say nothing.
         ``nodes``: every node under ``root`` (and it) in document order, if the caller
         holds them (``list(root.iter())``: comments and PIs have no attributes, so they
         match nothing): a list is walked faster than lxml's iterator."""
-        tagged = set(root.iter(*self.by_tag)) if self.by_tag else _NO_ELEMENTS
+        # The tags indexed are told by name (a dict lookup), not by a walk of the
+        # tree for them beforehand: lxml's iter(tag) costs more than the whole loop.
         entries, class_entry, hits = self._classes, self._class_entry, self._hits
-        by_id, attr_names = self.by_id, self.attr_names
+        by_tag, by_id, attr_names = self.by_tag, self.by_id, self.attr_names
         classes: set[str] = set()
         found = []
         for el in root.iter(_ELEMENTS) if nodes is None else nodes:
@@ -201,14 +204,14 @@ class SelectorSet:
             # ends here) instead of a get() for each attribute asked about: a fifth less.
             names = el.keys()
             if not names:
-                maybe = el in tagged
+                maybe = el.tag in by_tag
             else:
                 cls = el.get("class")
                 if cls:
                     classes.add(cls)
-                    maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el in tagged
+                    maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el.tag in by_tag
                 else:
-                    maybe = el in tagged
+                    maybe = el.tag in by_tag
                 if not maybe and by_id and "id" in names:
                     maybe = el.get("id") in by_id
                 if not maybe:
@@ -260,7 +263,6 @@ class SelectorSet:
 
 
 _NONE: list[_Compound] = []
-_NO_ELEMENTS: frozenset = frozenset()
 _NO_CLASSES: set[str] = set()
 _CLASS_CACHE_SIZE = 4096  # distinct class attributes remembered per selector set
 _ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
@@ -287,9 +289,12 @@ def page_base_url(root: HtmlElement, url: str) -> str:
     return urljoin(url, href.strip()) if href is not None else url
 
 
-def redirect_target(root: HtmlElement, base: str) -> str | None:
-    """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one."""
-    target = document.refresh_target(root)
+def redirect_target(
+    root: HtmlElement, base: str, metas: list[HtmlElement] | None = None
+) -> str | None:
+    """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one.
+    ``metas``: the tree's <meta> elements, if known (``page_metas``)."""
+    target = document.refresh_target(root, metas)
     return urljoin(base, target.strip("'\" ")) if target else None
 
 
@@ -309,10 +314,11 @@ def _detect(
     """The page's generator rule, and the page's scan for every marker and every drop
     rule: the walk that finds the markers finds the chrome ``prune`` drops as well.
     ``nodes``: ``list(root.iter())``, if the caller holds it (``SelectorSet.scan``)."""
-    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS))
-    generator = generator.lower()
     page = _page_selectors()
     scan = page.scan(root, nodes)
+    metas = page_metas(root, scan)
+    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS, metas))
+    generator = generator.lower()
     present = {c.css for _, compounds in scan[0] for c in compounds}
     classes = known_classes(scan[1])
     present |= {css for css in page.complex if select_known(root, css, classes)}
@@ -322,6 +328,29 @@ def _detect(
         if any(marker in present for marker in rule.markers):
             return rule, scan
     return None, scan
+
+
+def page_metas(root: HtmlElement, scan: Scan | None) -> list[HtmlElement] | None:
+    """The page's <meta> elements in document order, read off its scan when a drop rule
+    names the tag (every <meta> is then among the hits): lxml's walk for them visits
+    every node of a big page, three times a page. None: not known from ``scan``."""
+    if scan is None or "meta" not in _page_selectors().by_tag:
+        return None
+    return [element for element, _ in scan[0] if element.tag == "meta"]
+
+
+def still_in(root: HtmlElement, elements: list[HtmlElement] | None) -> list[HtmlElement] | None:
+    """``elements`` that are still in ``root``'s tree (pruning drops some), in order."""
+    if elements is None:
+        return None
+    kept = []
+    for element in elements:
+        top = element
+        while (parent := top.getparent()) is not None:
+            top = parent
+        if top is root:
+            kept.append(element)
+    return kept
 
 
 @lru_cache(maxsize=1)
@@ -1089,5 +1118,6 @@ def extract_page(
         page if selected else None,
     )
     absolutize(region, base)
-    redirect = redirect_target(root, base)
-    return Extraction(region, extractor, quality, nav, base, redirect, region_classes)
+    metas = still_in(root, page_metas(root, page))
+    redirect = redirect_target(root, base, metas)
+    return Extraction(region, extractor, quality, nav, base, redirect, region_classes, metas)
