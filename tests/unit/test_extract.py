@@ -319,21 +319,24 @@ _NESTED = """<html><body><div class="a" id="o"><div class="a"><p class="b">one</
 
 def test_descendant_steps_find_what_cssselect_finds_in_the_same_order():
     """``select`` runs cssselect's XPath with "/descendant-or-self::*/B" as
-    "/descendant::B": on every vendored page, every selector kept as data (and nested
-    descendant chains) finds the same elements in the same order."""
+    "/descendant::B" and an id or class test on any element as a test of the attribute:
+    on every vendored page, every selector kept as data (and nested descendant chains,
+    ids and classes) finds the same elements in the same order."""
     from lxml.cssselect import CSSSelector
 
     pages = [parse_html(p.read_text(encoding="utf-8")) for p in sorted(PAGES.rglob("*.html"))]
     pages.append(parse_html(_NESTED))
     chains = [".a .b", "div .a .b", ".a > .b", "section b", ".a b:first-child", "#o .a, .a b"]
-    rewritten = hits = 0
+    chains += ["#o", ".a", "#o > .a", ".b:not(.a)", "#o.a", ".a-b", "[id=o] .a"]
+    rewritten = by_attribute = hits = 0
     for css in _every_selector() + chains:
         rewritten += "/descendant::" in extract_compiled_path(css)
+        by_attribute += "/.." in extract_compiled_path(css)
         for root in pages:
             got = select(root, css)
             assert got == CSSSelector(css)(root), css
             hits += len(got)
-    assert rewritten > 10 and hits > 0
+    assert rewritten > 10 and by_attribute > 10 and hits > 0
     nested = parse_html(_NESTED)
     # each match once (the outer and inner div.a both hold "one"), in document order
     assert [b.text_content() for b in select(nested, ".a .b")] == ["one", "two", "two", "three"]
@@ -352,6 +355,11 @@ def test_descendant_steps_keep_a_path_that_asks_a_position():
     assert descendant_steps(path) == path
     path = "descendant-or-self::a/descendant-or-self::*/b[position() = 1]"
     assert descendant_steps(path) == path
+    path = "descendant-or-self::*[@id = 'x'][1]"
+    assert descendant_steps(path) == path
+    assert descendant_steps("descendant-or-self::*[@id = 'x']/a") == (
+        "descendant-or-self::*/@id[. = 'x']/../a"
+    )
     assert descendant_steps("descendant-or-self::a/descendant-or-self::*/b[@x]") == (
         "descendant-or-self::a/descendant::b[@x]"
     )

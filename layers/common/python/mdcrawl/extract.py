@@ -58,10 +58,28 @@ _DESCENDANT_OR_SELF_CHILD = "/descendant-or-self::*/"
 
 
 def descendant_steps(path: str) -> str:
-    """cssselect's XPath with each "/descendant-or-self::*/B" as "/descendant::B"."""
-    if "position()" in path or "last()" in path:
+    """cssselect's XPath with each "/descendant-or-self::*/B" as "/descendant::B", and
+    each step of any element with a given id or class (``*[@id = 'x']``) as a step to
+    the attribute, tested, and back to its element (``*/@id[. = 'x']/..``): the same
+    elements, in document order, but libxml2 tests a predicate on an element several
+    times slower than on an attribute (``#yui-main div.yui-b``: 1.75 -> 0.72 ms)."""
+    if "position()" in path or "last()" in path or _NUMBERED.search(path):
         return path
-    return path.replace(_DESCENDANT_OR_SELF_CHILD, "/descendant::")
+    path = path.replace(_DESCENDANT_OR_SELF_CHILD, "/descendant::")
+    path = _ANY_WITH_ID.sub(r"*/@id[. = '\1']/..", path)
+    # contains(., 'x'): a cheap test first (a class attribute holding the name whole
+    # holds it), the whole-name test only where it passes
+    return _ANY_WITH_CLASS.sub(
+        r"*/@class[contains(., '\1')][contains(concat(' ', normalize-space(.), ' '), ' \1 ')]/..",
+        path,
+    )
+
+
+_NUMBERED = re.compile(r"\[\s*\d")  # a positional predicate ([1]): none is rewritten
+_ANY_WITH_ID = re.compile(r"\*\[@id = '([^']*)'\]")
+_ANY_WITH_CLASS = re.compile(
+    r"\*\[@class and contains\(concat\(' ', normalize-space\(@class\), ' '\), ' ([^' ]+) '\)\]"
+)
 
 
 def select(root: HtmlElement, css: str) -> list[HtmlElement]:
