@@ -498,3 +498,25 @@ def test_the_metas_read_off_the_scan_are_the_tree_s_before_and_after_pruning():
     assert [m.get("content") for m in extraction.metas][-1] == "after"  # the body's went
     assert "in body" not in [m.get("content") for m in extraction.metas]
     assert extraction.redirect == "https://x.example/a/next.html"
+
+
+_CARDS = """<html><body><main><a href="a.html"><h2>A</h2><p>one</p></a>
+<a href="b.html"><span>B</span> <code>x</code></a><a href="c.html"><div><p>c</p></div></a>
+<a href="#d"><h3 id="d">D</h3></a><a href="e.html"><!-- c --><em>e</em><pre>e</pre></a>
+</main></body></html>"""
+
+
+def test_a_link_around_blocks_moves_onto_its_title_and_one_around_text_stays():
+    """``_links_around_blocks`` tells a card (a link holding blocks) by the names of the
+    elements below the link: the blocks stay, the link moves onto the title; a link
+    around inline elements stays as it is."""
+    from mdcrawl import extract
+
+    root = parse_html(_CARDS)
+    extract._links_around_blocks(root)
+    main = root.find(".//main")
+    assert [child.tag for child in main] == ["div", "a", "div", "h3", "div"]
+    assert main[0][0].tag == "h2" and main[0][0][0].get("href") == "a.html"
+    assert main[1].get("href") == "b.html"  # inline only: still the link
+    assert main[2][0][0].get("href") == "c.html"  # the first block (the div) holds it
+    assert main[4][1].tag == "em" and main[4].find("pre/a").get("href") == "e.html"

@@ -1012,6 +1012,7 @@ def _drop_with_separator(anchor: HtmlElement) -> None:
 
 _LINKS_WITH_ELEMENTS = lxml.etree.XPath("descendant-or-self::a[*]")
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
+_CARD_BLOCK_NAMES = frozenset(_CARD_BLOCKS)
 
 
 def _links_around_blocks(region: HtmlElement) -> None:
@@ -1020,7 +1021,9 @@ def _links_around_blocks(region: HtmlElement) -> None:
     card's title (its first heading, else its first block)."""
     for anchor in _LINKS_WITH_ELEMENTS(region):  # a link of text alone wraps no block
         href = anchor.get("href")
-        blocks = [el for el in anchor.iterdescendants(*_CARD_BLOCKS)]
+        # by name in Python: a tag matcher for twelve names costs more to set up than
+        # the few elements under a link (a <code>, a <span>) cost to look at
+        blocks = [el for el in anchor.iterdescendants() if el.tag in _CARD_BLOCK_NAMES]
         if not href or not blocks:
             continue
         title = next((b for b in blocks if b.tag[0] == "h" and b.tag[1:].isdigit()), blocks[0])
