@@ -283,6 +283,8 @@ def test_a_head_selector_runs_under_the_head_only_and_finds_what_the_full_query_
         for css in sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT:
             got = extract._select_head_aware(root, css, None)
             assert got == select(root, css), css
+            heads = extract._Heads(root)  # found once, asked by every head selector
+            assert extract._select_head_aware(root, css, None, heads) == got, css
             hits += len(got)
     assert hits > 0
     # a <link rel=next> in the body is no head link, whichever way it is looked for

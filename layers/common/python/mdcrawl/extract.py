@@ -455,21 +455,43 @@ def site_nav(
     # "related" bar: index, modules, next) would scramble the reading order.
     candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
-    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base, classes):
+    heads = _Heads(root)
+    if rule is None and _first_link(
+        root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base, classes, heads
+    ):
         # No rule says which bar is the site's navigation, but the page names the pages
         # before and after it (<link rel=next>): that chain is the site's own order, where
         # a guessed bar (Sphinx's "index | modules | next") would scramble it.
-        return _sequence_nav(root, rule, base, here, classes)
+        return _sequence_nav(root, rule, base, here, classes, heads)
     for css in candidates:
         links = _unique_links(select_known(root, css, classes), base)
         # A sidebar that only lists this page's own sections is not site navigation.
         if links and links != (here,):
             return links
-    return _sequence_nav(root, rule, base, here, classes)
+    return _sequence_nav(root, rule, base, here, classes, heads)
+
+
+class _Heads:
+    """The page's <head> elements, found by one walk of the tree when first asked for
+    (up to six head selectors ask, and the walk visits every node of the page)."""
+
+    def __init__(self, root: HtmlElement) -> None:
+        self.root = root
+        self.found: list[HtmlElement] | None = None
+
+    def __call__(self) -> list[HtmlElement]:
+        if self.found is None:
+            self.found = list(self.root.iter("head"))
+        return self.found
 
 
 def _sequence_nav(
-    root: HtmlElement, rule: GeneratorRule | None, base: str, here: str, classes: str | None
+    root: HtmlElement,
+    rule: GeneratorRule | None,
+    base: str,
+    here: str,
+    classes: str | None,
+    heads: _Heads | None = None,
 ) -> tuple[str, ...]:
     """No sidebar: the page's place in what the generator offers instead, as
     (previous page, this page, its table of contents..., next page). The crawl's
@@ -481,8 +503,8 @@ def _sequence_nav(
         children = tuple(u for u in _unique_links(found, base) if u != here)
         if children:
             break
-    before = _first_link(root, sel.SEQUENCE_PREV, base, classes)
-    after = _first_link(root, sel.SEQUENCE_NEXT, base, classes)
+    before = _first_link(root, sel.SEQUENCE_PREV, base, classes, heads)
+    after = _first_link(root, sel.SEQUENCE_NEXT, base, classes, heads)
     if not children and not before and not after:
         return ()
     links = [before, here, *children, after]
@@ -490,22 +512,30 @@ def _sequence_nav(
 
 
 def _first_link(
-    root: HtmlElement, selectors: tuple[str, ...], base: str, classes: str | None
+    root: HtmlElement,
+    selectors: tuple[str, ...],
+    base: str,
+    classes: str | None,
+    heads: _Heads | None = None,
 ) -> str | None:
     for css in selectors:
-        links = _unique_links(_select_head_aware(root, css, classes), base)
+        links = _unique_links(_select_head_aware(root, css, classes, heads), base)
         if links:
             return links[0]
     return None
 
 
-def _select_head_aware(root: HtmlElement, css: str, classes: str | None) -> list[HtmlElement]:
+def _select_head_aware(
+    root: HtmlElement, css: str, classes: str | None, heads: _Heads | None = None
+) -> list[HtmlElement]:
     """``select_known``; a selector of what ``<head>`` holds (``head link[rel=next]``)
-    is run under each head only: run from the root, its XPath walks the whole body."""
+    is run under each head only: run from the root, its XPath walks the whole body.
+    ``heads``: the page's heads, found once for every such selector."""
     head, _, rest = css.partition(" ")
     if head != "head" or not rest or rest[0] in ">+~":
         return select_known(root, css, classes)
-    return [found for element in root.iter("head") for found in select(element, rest)]
+    elements = root.iter("head") if heads is None else heads()
+    return [found for element in elements for found in select(element, rest)]
 
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
