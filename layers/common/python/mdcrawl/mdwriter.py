@@ -173,7 +173,7 @@ class _Writer:
             # DocsConverter.process_text ("pre" is never among the tags: a <pre> is
             # fenced whole)
             if "\n" in text or "\r" in text:
-                text = re_newline_whitespace.sub("\n", text)
+                text = _newlines_collapsed(text)
             if "\t" in text or "  " in text:
                 text = re_whitespace.sub(" ", text)
             if escape:
@@ -390,7 +390,7 @@ def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
     if remove_inside and not text.strip():
         return ""
     if "\n" in text or "\r" in text:
-        text = re_newline_whitespace.sub("\n", text)
+        text = _newlines_collapsed(text)
     if "\t" in text or "  " in text:
         text = re_whitespace.sub(" ", text)
     if "_noformat" not in parent_tags and name not in _NOFORMAT:
@@ -400,6 +400,19 @@ def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
             text = md._TAG_START.sub(r"\\<", text)
     if remove_inside:
         text = text.lstrip(" \t\r\n").rstrip()
+    return text
+
+
+def _newlines_collapsed(text: str) -> str:
+    """``re_newline_whitespace.sub("\\n", text)``: a run of blanks holding a line break
+    becomes one "\\n". Where every line break is a lone "\\n" (no "\\r", no blank
+    beside it: most wrapped text) each run is that "\\n" already, and the regex is not
+    run."""
+    if (
+        "\r" in text or "\n\n" in text or " \n" in text or "\n " in text
+        or "\t\n" in text or "\n\t" in text
+    ):  # fmt: skip
+        return re_newline_whitespace.sub("\n", text)
     return text
 
 
