@@ -376,7 +376,7 @@ def prefix_lines(text: str, prefix: str, empty: str) -> str:
 def fence(code: str, lang: str) -> str:
     """A fence longer than any backtick run in the code, so the code stays verbatim."""
     code = _EDGE_BLANK_LINES.sub("", code).rstrip()
-    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    longest = longest_backtick_run(code)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code}\n{ticks}"
 
@@ -432,8 +432,19 @@ def _link_target(href: str) -> str:
     return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
+def longest_backtick_run(text: str, runs: re.Pattern[str] | None = None) -> int:
+    """The longest run of backticks in ``text`` (of ``runs``' matches: "`+" unless
+    given), 0 without a search where the text holds none (most code)."""
+    if "`" not in text:
+        return 0
+    return max((len(run) for run in (runs or _BACKTICKS).findall(text)), default=0)
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
 def code_span(text: str) -> str:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = longest_backtick_run(text)
     ticks = "`" * (longest + 1)
     pad = " " if longest else ""
     return f"{ticks}{pad}{text}{pad}{ticks}" if text else ""

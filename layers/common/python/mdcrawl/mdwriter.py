@@ -138,7 +138,10 @@ class _Writer:
         elements or None."""
         remove_inside = _inside(name)
         tags = parent_tags | {name}
-        if name in ("td", "th") or re_html_heading.match(name):
+        inline = _INLINE_CONTEXT.get(name)
+        if inline is None:
+            inline = _inline_context(name)
+        if inline:
             tags.add("_inline")
         if name in _NOFORMAT:
             tags.add("_noformat")
@@ -326,6 +329,19 @@ def _inside(name: str) -> bool:
     return found
 
 
+_INLINE_CONTEXT: dict[str, bool] = {}  # tag name -> its children are written inline
+
+
+def _inline_context(name: str) -> bool:
+    """A cell or a heading: what is inside is written on one line (markdownify's
+    ``_inline`` among the parent tags), asked once per tag name, not by a regex per
+    element."""
+    found = name in ("td", "th") or re_html_heading.match(name) is not None
+    if len(_INLINE_CONTEXT) < _NAMES_KEPT:
+        _INLINE_CONTEXT[name] = found
+    return found
+
+
 def _outside(name: str) -> bool:
     found = _block_inside(name) or name == "pre"
     if len(_OUTSIDE) < _NAMES_KEPT:
@@ -483,7 +499,7 @@ def _code(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> st
     prefix, suffix, text = chomp(text)
     if not text:
         return ""
-    max_backticks = max((len(run) for run in re_backtick_runs.findall(text)), default=0)
+    max_backticks = md.longest_backtick_run(text, re_backtick_runs)
     delimiter = "`" * (max_backticks + 1)
     if max_backticks > 0:
         text = " " + text + " "
