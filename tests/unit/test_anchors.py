@@ -1,5 +1,5 @@
-"""mark_ids: which elements' ids become markers (the one-path XPath against the union
-it replaced), on real pages and on a region that is itself an ``<a name>``."""
+"""mark_ids: which elements' ids become markers (the walk against the XPath union it
+replaced), on real pages and on a region that is itself an ``<a name>``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import lxml.etree
 import lxml.html
-from mdcrawl.anchors import _HAS_ID, _OWN_ID, mark_ids
+from mdcrawl.anchors import _OWN_ID, _with_ids, mark_ids
 from mdcrawl.document import parse_html
 from mdcrawl.extract import ID_ALIASES
 
@@ -16,14 +16,19 @@ _PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 
 
 def _kept(region):
-    return [e for e in _HAS_ID(region) if e is not region or _OWN_ID(region)]
+    return [e for e in _with_ids(region) if e is not region or _OWN_ID(region)]
 
 
-def test_the_one_path_finds_what_the_union_found_on_real_pages() -> None:
+_ODD = """<html><body><div id="d"><!-- c id --><?pi x?><a name="n">t</a><A NAME="up">u</A>
+<span data-mdcrawl-ids="k">v</span><p name="not-an-anchor">w</p><a>x</a></div></body></html>"""
+
+
+def test_the_walk_finds_what_the_union_found_on_real_pages() -> None:
     pages = sorted(_PAGES.rglob("*.html"))
     assert len(pages) > 10
-    for path in pages:
-        root = parse_html(path.read_text(encoding="utf-8"))
+    for text in [path.read_text(encoding="utf-8") for path in pages] + [_ODD]:
+        path = text[:80]
+        root = parse_html(text)
         for region in [root, *root.iter("a", "div", "section")]:
             assert _kept(region) == _UNION(region), path
 

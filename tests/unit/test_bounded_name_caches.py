@@ -16,3 +16,19 @@ def test_a_page_of_thousands_of_invented_tag_names_leaves_the_caches_bounded():
     assert len(soupbuild._TAG_TEMPLATES) <= soupbuild._TEMPLATES_KEPT
     assert len(markdown._REMOVES_INSIDE) <= markdown._NAMES_REMEMBERED
     assert len(markdown._REMOVES_OUTSIDE) <= markdown._NAMES_REMEMBERED
+
+
+def test_the_writer_s_per_name_caches_stay_bounded_for_invented_parents():
+    """Invented tags holding elements reach the writer's per-name questions (inline
+    context, whitespace, kind) for a parent: each cache keeps at most its bound."""
+    from mdcrawl import mdwriter
+
+    tags = "".join(f"<x-box{i}><b>word{i}</b> </x-box{i}>" for i in range(3000))
+    page = convert_html(
+        f"<html><head><title>T</title></head><body><main><h1>T</h1><div>{tags}</div>"
+        "</main></body></html>",
+        "https://x.example/t.html",
+    )
+    assert "**word0**" in page.markdown and "**word2999**" in page.markdown
+    for cache in (mdwriter._INLINE_CONTEXT, mdwriter._INSIDE, mdwriter._KINDS):
+        assert len(cache) <= mdwriter._NAMES_KEPT

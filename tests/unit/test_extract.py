@@ -146,8 +146,8 @@ def test_djangodocs_theme_region_is_the_yui_main_column():
 
 
 def test_no_character_but_ascii_capitals_lowercases_into_an_affordance_label():
-    """The affordance prefilter (``_SHORT_LINKS``) lower-cases "SRCOUE" alone in XPath:
-    that finds every "src"/"source" Python's lower() finds only if no other character
+    """The affordance prefilter (``_short_source_links``) lower-cases "SRCOUE" alone: that
+    finds every "src"/"source" Python's lower() finds only if no other character
     lower-cases to one of those letters."""
     import sys
 
@@ -283,6 +283,8 @@ def test_a_head_selector_runs_under_the_head_only_and_finds_what_the_full_query_
         for css in sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT:
             got = extract._select_head_aware(root, css, None)
             assert got == select(root, css), css
+            heads = extract._Heads(root)  # found once, asked by every head selector
+            assert extract._select_head_aware(root, css, None, heads) == got, css
             hits += len(got)
     assert hits > 0
     # a <link rel=next> in the body is no head link, whichever way it is looked for
@@ -298,3 +300,188 @@ def test_a_class_is_known_whole_not_as_part_of_another_name():
     root = parse_html("<div class='document section'>t</div>")
     assert extract.select_known(root, "div.section", classes) == select(root, "div.section")
     assert len(select(root, "div.section")) == 1
+
+
+def _every_selector() -> list[str]:
+    rules = [
+        s
+        for rule in sel.GENERATORS
+        for s in rule.markers + rule.content + rule.drop + rule.nav + rule.toc
+        + rule.unwrap_lists + rule.heading_rows
+    ]
+    extra = sel.STRUCTURAL + sel.GENERIC_NAV + sel.ADMONITION + sel.ADMONITION_TITLE
+    return list(dict.fromkeys(rules + list(extra) + list(sel.COMMON_DROP)))
+
+
+_NESTED = """<html><body><div class="a" id="o"><div class="a"><p class="b">one</p>
+<ul><li class="b"><span><b class="b">two</b></span></li></ul></div></div>
+<section><div class="a"><b class="b">three</b></div><b class="b">four</b></section>
+</body></html>"""
+
+
+def test_descendant_steps_find_what_cssselect_finds_in_the_same_order():
+    """``select`` runs cssselect's XPath with "/descendant-or-self::*/B" as
+    "/descendant::B" and an id or class test on any element as a test of the attribute:
+    on every vendored page, every selector kept as data (and nested descendant chains,
+    ids and classes) finds the same elements in the same order."""
+    from lxml.cssselect import CSSSelector
+
+    pages = [parse_html(p.read_text(encoding="utf-8")) for p in sorted(PAGES.rglob("*.html"))]
+    pages.append(parse_html(_NESTED))
+    chains = [".a .b", "div .a .b", ".a > .b", "section b", ".a b:first-child", "#o .a, .a b"]
+    chains += ["#o", ".a", "#o > .a", ".b:not(.a)", "#o.a", ".a-b", "[id=o] .a"]
+    rewritten = by_attribute = hits = 0
+    for css in _every_selector() + chains:
+        rewritten += "/descendant::" in extract_compiled_path(css)
+        by_attribute += "/.." in extract_compiled_path(css)
+        for root in pages:
+            got = select(root, css)
+            assert got == CSSSelector(css)(root), css
+            hits += len(got)
+    assert rewritten > 10 and by_attribute > 10 and hits > 0
+    nested = parse_html(_NESTED)
+    # each match once (the outer and inner div.a both hold "one"), in document order
+    assert [b.text_content() for b in select(nested, ".a .b")] == ["one", "two", "two", "three"]
+
+
+def extract_compiled_path(css: str) -> str:
+    from mdcrawl import extract
+
+    return extract.compiled(css).path
+
+
+def test_descendant_steps_keep_a_path_that_asks_a_position():
+    from mdcrawl.extract import descendant_steps
+
+    path = "descendant-or-self::a/descendant-or-self::*/b[last()]"
+    assert descendant_steps(path) == path
+    path = "descendant-or-self::a/descendant-or-self::*/b[position() = 1]"
+    assert descendant_steps(path) == path
+    path = "descendant-or-self::*[@id = 'x'][1]"
+    assert descendant_steps(path) == path
+    assert descendant_steps("descendant-or-self::*[@id = 'x']/a") == (
+        "descendant-or-self::*/@id[. = 'x']/../a"
+    )
+    assert descendant_steps("descendant-or-self::a/descendant-or-self::*/b[@x]") == (
+        "descendant-or-self::a/descendant::b[@x]"
+    )
+
+
+_STYLED = """<html><body><div style="background: url(a.png)">
+<p style='x: url("b c.png"); y: url( d.png ) url(&apos;e.png&apos;) url(") url() url(f.png)'>t</p>
+<img src=" i.png " style="background:URL(  http://o/x.png)"><a href="#f" style="url(g.png)">l</a>
+<span style="url(h.png">s</span><table background="bg.png" style="color:red"><tr><td>x</td></tr>
+</table></div></body></html>"""
+
+
+def test_absolutize_rewrites_what_lxml_rewrites_style_urls_included():
+    """``absolutize`` is ``make_links_absolute`` without its walk: on every vendored
+    page and on a region of ``style`` attributes holding several ``url(...)`` each (the
+    last rewritten first, as lxml does, so each position holds), the same bytes."""
+    from mdcrawl.extract import absolutize
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    for text in [*texts, _STYLED]:
+        ours, theirs = parse_html(text), parse_html(text)
+        absolutize(ours, "https://x.example/docs/page.html")
+        theirs.make_links_absolute(
+            "https://x.example/docs/page.html", resolve_base_href=False, handle_failures="ignore"
+        )
+        assert lxml.html.tostring(ours) == lxml.html.tostring(theirs), text[:80]
+    styled = parse_html(_STYLED)
+    absolutize(styled, "https://x.example/docs/page.html")
+    assert "url(https://x.example/docs/f.png)" in styled.find(".//p").get("style")
+
+
+_LINKS = """<html><body><div><a href=" #x">¶</a><a href="#y"> a b </a><a href="#z">abc</a>
+<a href="\t#w"><span>#</span><!-- c --></a><a name="n">#</a><a href="x#y">#</a>
+<a href="s.html">[SOURCE]</a><a href="t.html"> View\tSource </a><a href="u.html">src\xa0code</a>
+<a href="v.html">a very long label with source</a><a>[source]</a><a href=""><b>Src</b></a>
+<a href="w.html">  \n  source  \n\n  code   x </a><a href="#q">\xa0\xa0\xa0</a>
+<a href="y.html">source\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0x</a></div></body></html>"""
+
+
+def test_short_link_walks_find_what_their_xpaths_find():
+    """The permalink and affordance prefilters, Python walks of the links, find what the
+    XPath predicates they replace find, in the same order, on every vendored page and
+    a page of edge cases (XML whitespace only collapsed, a non-breaking space counted,
+    a comment inside a link, no href, a long label)."""
+    import lxml.etree
+    from mdcrawl import extract
+
+    lowered = "translate(., 'SRCOUE', 'srcoue')"
+    source = lxml.etree.XPath(
+        ".//a[@href and string-length(normalize-space()) < 16"
+        f" and (contains({lowered}, 'src') or contains({lowered}, 'source'))]"
+    )
+    fragment = lxml.etree.XPath(
+        ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
+    )
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    found = 0
+    for text in [*texts, _LINKS]:
+        root = parse_html(text)
+        for region in [root, *root.iter("a", "div")]:
+            assert extract._short_source_links(region) == source(region), text[:80]
+            assert extract._short_fragment_links(region) == fragment(region), text[:80]
+            found += len(extract._short_source_links(region))
+    edge = parse_html(_LINKS)
+    assert len(extract._short_source_links(edge)) == 5
+    assert len(extract._short_fragment_links(edge)) == 2  # "¶", and "#" in a span
+    assert found > 0
+
+
+_ATTRIBUTED = """<html><body><!-- a comment --><nav>n</nav><div role="navigation">r</div>
+<div aria-label="x" class="">e</div><p id="toc">t</p><div class="headerlink extra" id="x">h</div>
+<span class="">s</span><?pi x?><footer class="footer">f</footer><p>plain</p></body></html>"""
+
+
+def test_a_scan_tells_indexed_tags_by_name_and_finds_what_cssselect_finds():
+    """``SelectorSet.scan`` (tags told by name, attribute names read once) finds, in
+    document order, what each selector's query finds, on every vendored page and on
+    one where tags, ids, roles, labels, empty classes, a comment and a PI stand."""
+    from mdcrawl import extract
+
+    page = extract._page_selectors()
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    hits = 0
+    for text in [*texts, _ATTRIBUTED]:
+        root = parse_html(text)
+        found, classes = page.scan(root)
+        for css in {c.css for compounds in page.index.values() for c in compounds}:
+            assert [e for e, m in found if css in {c.css for c in m}] == select(root, css), css
+        assert classes == {e.get("class") for e in root.iter() if e.get("class")}
+        hits += len(found)
+    root = parse_html(_ATTRIBUTED)
+    assert {e.text for e, _ in page.scan(root)[0]} == {"n", "r", "t", "f"}  # tag, role, id, class
+    assert hits > 0
+
+
+_METAS = """<html><head><meta name="generator" content="Sphinx 7"><title>T</title>
+<meta http-equiv="refresh" content="0; url=next.html"></head><body>
+<div class="body" role="main"><h1>T</h1><p>text <meta name="description" content="in body"></p>
+</div><meta name="description" content="after"></body></html>"""
+
+
+def test_the_metas_read_off_the_scan_are_the_tree_s_before_and_after_pruning():
+    """The page's <meta> elements come from its scan (a drop rule names the tag), and
+    after pruning only those still in the tree are read: on every vendored page and on
+    one with a <meta> inside the region that pruning drops, they are what a walk finds."""
+    from mdcrawl import extract
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(PAGES.rglob("*.html"))]
+    seen = 0
+    for text in [*texts, _METAS]:
+        root = parse_html(text)
+        metas = extract.page_metas(root, extract._detect(root)[1])
+        assert metas == list(root.iter("meta")), text[:80]
+        extract_page(root, text, "https://x.example/a/page.html")
+        assert extract.still_in(root, metas) == list(root.iter("meta")), text[:80]
+        seen += len(metas)
+    assert seen > 0
+    root = parse_html(_METAS)
+    metas = extract.page_metas(root, extract._detect(root)[1])
+    extraction = extract_page(root, _METAS, "https://x.example/a/page.html")
+    left = [m.get("content") for m in extract.still_in(root, metas)]
+    assert "in body" in [m.get("content") for m in metas] and "in body" not in left
+    assert extraction.redirect == "https://x.example/a/next.html"

@@ -265,3 +265,47 @@ def test_a_long_ordered_list_costs_time_in_proportion_to_its_items() -> None:
     text = render("<ol>" + "<li>x</li>" * count + "</ol>")
     assert time.process_time() - started < 30
     assert text.rstrip().endswith(f"{count}. x")
+
+
+def test_prefix_lines_is_markdownify_s_per_line_substitution():
+    """``prefix_lines`` (a list item's indent, a blockquote's "> ") writes what
+    markdownify's ``re_line_with_content`` substitution writes, on seeded strings of
+    newlines, carriage returns, blanks and text (empty lines, a final newline, runs)."""
+    import random
+
+    from markdownify import re_line_with_content
+    from mdcrawl.markdown import prefix_lines
+
+    rng = random.Random(13)
+    alphabet = ["\n", "\n", "\r", " ", "\t", "a", "b", "\u2028", "\x0c", "> "]
+    texts = ["", "\n", "\n\n", "a", "a\n", "\na", " \n \n"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(3000)]
+    for prefix, empty in (("  ", ""), ("> ", ">"), ("", "x")):
+        for text in texts:
+            expected = re_line_with_content.sub(
+                lambda m, p=prefix, e=empty: p + m.group(1) if m.group(1) else e, text
+            )
+            assert prefix_lines(text, prefix, empty) == expected, repr(text)
+
+
+def test_placeholders_are_found_where_the_pattern_finds_them():
+    """``_sub_placeholders`` tries the placeholder pattern only on lines holding its
+    \\x02: on seeded strings of placeholders, prefixes, digits, blanks and newlines it
+    gives what ``_PLACEHOLDER.sub`` gives."""
+    import random
+
+    from mdcrawl import markdown as md
+
+    rng = random.Random(14)
+    alphabet = ["\n", "\x02", "\x03", "1", "0", " ", "\t", "> ", "- ", "a", "\x020\x03", "\x0212\x03"]
+    texts = ["", "\x02", "\x020\x03", "> \x020\x03", "\x020\x03 x\n\x021\x03", "\x020\x03\n"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(5000)]
+
+    def tag(match: re.Match[str]) -> str:
+        return f"<{match.group(1)}|{match.group(2)}>"
+
+    matched = 0
+    for text in texts:
+        assert md._sub_placeholders(text, tag) == md._PLACEHOLDER.sub(tag, text), repr(text)
+        matched += md._PLACEHOLDER.search(text) is not None
+    assert matched > 500

@@ -183,3 +183,24 @@ def test_a_whole_body_as_the_region() -> None:
         region = parse_html(html).find("body")
         prepare_region(region)
         assert write_markdown(region) == convert_soup_path(region)
+
+
+def test_newlines_collapse_as_markdownify_s_pattern_collapses_them():
+    """``_newlines_collapsed`` skips the pattern where every line break stands alone:
+    on seeded strings of line breaks, carriage returns, blanks and text it gives what
+    ``re_newline_whitespace.sub`` gives."""
+    import random
+
+    from markdownify import re_newline_whitespace
+    from mdcrawl.mdwriter import _newlines_collapsed
+
+    rng = random.Random(15)
+    alphabet = ["\n", "\n", "\r", " ", "\t", "a", "b", "\x0c", "\xa0", "\u2028"]
+    texts = ["a\nb", "\n", "a\n\nb", "a \nb", "a\n b", "a\r\nb", "a\t\nb", "a\n\tb"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10))) for _ in range(5000)]
+    skipped = 0
+    for text in texts:
+        expected = re_newline_whitespace.sub("\n", text)
+        assert _newlines_collapsed(text) == expected, repr(text)
+        skipped += "\n" in text and _newlines_collapsed(text) is text
+    assert skipped > 100

@@ -32,7 +32,7 @@ _MARKER = re.compile("\ue000([\ue010-\ue019]+)\ue001")
 def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
     """Mark the region's ids in its text; returns the ids of each marker, by number."""
     slots: dict[tuple[HtmlElement, bool], list[str]] = {}  # (element, its tail?) -> ids
-    for element in _HAS_ID(region):
+    for element in _with_ids(region):
         if element is region and not _OWN_ID(region):
             continue  # a region that is an <a name> is no anchor inside itself
         ids = _ids(element)
@@ -48,12 +48,23 @@ def mark_ids(region: HtmlElement) -> list[tuple[str, ...]]:
     return groups
 
 
-# ``descendant-or-self::*[@id or @alias] | .//a[@name]`` as one path (a union sorts its
-# two node sets into one: a fifth of the time); ``.//`` leaves out the region itself, so
-# the region is kept only for an id of its own (``_OWN_ID``).
-_HAS_ID = lxml.etree.XPath(
-    f"descendant-or-self::*[@id or @{ID_ALIASES} or (self::a and @name)]"
-)
+def _with_ids(region: HtmlElement) -> list[HtmlElement]:
+    """``descendant-or-self::*[@id or @alias or (self::a and @name)]``, in document
+    order, by a walk of the element objects the conversion holds: libxml2 evaluates that
+    predicate for each element slower than Python reads its attribute names (three big
+    pages: 46 -> 22 ms). The region is kept only for an id of its own
+    (``_OWN_ID``)."""
+    found = []
+    for element in region.iter(_ELEMENTS):
+        names = element.keys()  # one call: most elements have no attribute at all
+        if names and (
+            "id" in names or ID_ALIASES in names or "name" in names and element.tag == "a"
+        ):
+            found.append(element)
+    return found
+
+
+_ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
 _OWN_ID = lxml.etree.XPath(f"boolean(self::*[@id or @{ID_ALIASES}])")
 
 

@@ -9,7 +9,7 @@ that tree, and the region returned is pruned in place with links made absolute.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urldefrag, urljoin
@@ -39,9 +39,42 @@ class Extraction:
 
 
 @lru_cache(maxsize=512)
-def compiled(css: str) -> CSSSelector:
+def compiled(css: str) -> lxml.etree.XPath:
     """Selectors are data; compiling one to XPath costs more than running it, so once."""
-    return CSSSelector(css)
+    return lxml.etree.XPath(descendant_steps(CSSSelector(css).path))
+
+
+# cssselect writes the descendant combinator ("A B") as "A/descendant-or-self::*/B": a
+# node set of every element below each A, then each one's children named B, sorted and
+# deduplicated again. "A/descendant::B" is the same set in one step (a third less time
+# on a big page), while B's predicates do not ask where it stands in that set
+# (position(), last()): cssselect counts siblings instead, and the guard keeps it so.
+_DESCENDANT_OR_SELF_CHILD = "/descendant-or-self::*/"
+
+
+def descendant_steps(path: str) -> str:
+    """cssselect's XPath with each "/descendant-or-self::*/B" as "/descendant::B", and
+    each step of any element with a given id or class (``*[@id = 'x']``) as a step to
+    the attribute, tested, and back to its element (``*/@id[. = 'x']/..``): the same
+    elements, in document order, but libxml2 tests a predicate on an element several
+    times slower than on an attribute (``#yui-main div.yui-b``: 1.75 -> 0.72 ms)."""
+    if "position()" in path or "last()" in path or _NUMBERED.search(path):
+        return path
+    path = path.replace(_DESCENDANT_OR_SELF_CHILD, "/descendant::")
+    path = _ANY_WITH_ID.sub(r"*/@id[. = '\1']/..", path)
+    # contains(., 'x'): a cheap test first (a class attribute holding the name whole
+    # holds it), the whole-name test only where it passes
+    return _ANY_WITH_CLASS.sub(
+        r"*/@class[contains(., '\1')][contains(concat(' ', normalize-space(.), ' '), ' \1 ')]/..",
+        path,
+    )
+
+
+_NUMBERED = re.compile(r"\[\s*\d")  # a positional predicate ([1]): none is rewritten
+_ANY_WITH_ID = re.compile(r"\*\[@id = '([^']*)'\]")
+_ANY_WITH_CLASS = re.compile(
+    r"\*\[@class and contains\(concat\(' ', normalize-space\(@class\), ' '\), ' ([^' ]+) '\)\]"
+)
 
 
 def select(root: HtmlElement, css: str) -> list[HtmlElement]:
@@ -166,28 +199,34 @@ class SelectorSet:
     def scan(self, root: HtmlElement) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
         """The simple selectors' hits under ``root`` (each element with what it matches,
         in document order), and its distinct class attributes (``class_names``), in one
-        walk. Most elements are rejected on their class alone: the tags indexed are found
-        by libxml2 beforehand, ids and attributes read only when the class says nothing."""
-        tagged = set(root.iter(*self.by_tag)) if self.by_tag else _NO_ELEMENTS
+        walk. Most elements are rejected on their class and tag alone, ids and attributes
+        read only when those say nothing."""
+        # The tags indexed are told by name (a dict lookup), not by a walk of the
+        # tree for them beforehand: lxml's iter(tag) costs more than the whole loop.
         entries, class_entry, hits = self._classes, self._class_entry, self._hits
-        by_id, attr_names = self.by_id, self.attr_names
+        by_tag, by_id, attr_names = self.by_tag, self.by_id, self.attr_names
         classes: set[str] = set()
         found = []
         for el in root.iter(_ELEMENTS):
-            get = el.get
-            cls = get("class")
-            if cls:
-                classes.add(cls)
-                maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el in tagged
+            # One call for the names (an element without attributes, the most common,
+            # ends here) instead of a get() for each attribute asked about: a fifth less.
+            names = el.keys()
+            if not names:
+                maybe = el.tag in by_tag
             else:
-                maybe = el in tagged
-            if not maybe and by_id:
-                maybe = get("id") in by_id
-            if not maybe:
-                for name in attr_names:
-                    if get(name) is not None:
-                        maybe = True
-                        break
+                cls = el.get("class")
+                if cls:
+                    classes.add(cls)
+                    maybe = bool((entries.get(cls) or class_entry(cls))[0]) or el.tag in by_tag
+                else:
+                    maybe = el.tag in by_tag
+                if not maybe and by_id and "id" in names:
+                    maybe = el.get("id") in by_id
+                if not maybe:
+                    for name in attr_names:
+                        if name in names:
+                            maybe = True
+                            break
             if maybe:
                 matched = hits(el)
                 if matched:
@@ -232,7 +271,6 @@ class SelectorSet:
 
 
 _NONE: list[_Compound] = []
-_NO_ELEMENTS: frozenset = frozenset()
 _NO_CLASSES: set[str] = set()
 _CLASS_CACHE_SIZE = 4096  # distinct class attributes remembered per selector set
 _ELEMENTS = lxml.etree.Element  # iter() filter: elements only, no comments or PIs
@@ -259,9 +297,12 @@ def page_base_url(root: HtmlElement, url: str) -> str:
     return urljoin(url, href.strip()) if href is not None else url
 
 
-def redirect_target(root: HtmlElement, base: str) -> str | None:
-    """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one."""
-    target = document.refresh_target(root)
+def redirect_target(
+    root: HtmlElement, base: str, metas: list[HtmlElement] | None = None
+) -> str | None:
+    """Where a ``<meta http-equiv=refresh>`` stub sends the reader, if it is one.
+    ``metas``: the tree's <meta> elements, if known (``page_metas``)."""
+    target = document.refresh_target(root, metas)
     return urljoin(base, target.strip("'\" ")) if target else None
 
 
@@ -278,10 +319,11 @@ Scan = tuple[list[tuple[HtmlElement, list[_Compound]]], set[str]]  # SelectorSet
 def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
     """The page's generator rule, and the page's scan for every marker and every drop
     rule: the walk that finds the markers finds the chrome ``prune`` drops as well."""
-    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS))
-    generator = generator.lower()
     page = _page_selectors()
     scan = page.scan(root)
+    metas = page_metas(root, scan)
+    generator = " ".join(document.meta_contents(root, _GENERATOR_METAS, metas))
+    generator = generator.lower()
     present = {c.css for _, compounds in scan[0] for c in compounds}
     classes = known_classes(scan[1])
     present |= {css for css in page.complex if select_known(root, css, classes)}
@@ -291,6 +333,29 @@ def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
         if any(marker in present for marker in rule.markers):
             return rule, scan
     return None, scan
+
+
+def page_metas(root: HtmlElement, scan: Scan | None) -> list[HtmlElement] | None:
+    """The page's <meta> elements in document order, read off its scan when a drop rule
+    names the tag (every <meta> is then among the hits): lxml's walk for them visits
+    every node of a big page, three times a page. None: not known from ``scan``."""
+    if scan is None or "meta" not in _page_selectors().by_tag:
+        return None
+    return [element for element, _ in scan[0] if element.tag == "meta"]
+
+
+def still_in(root: HtmlElement, elements: list[HtmlElement] | None) -> list[HtmlElement] | None:
+    """``elements`` that are still in ``root``'s tree (pruning drops some), in order."""
+    if elements is None:
+        return None
+    kept = []
+    for element in elements:
+        top = element
+        while (parent := top.getparent()) is not None:
+            top = parent
+        if top is root:
+            kept.append(element)
+    return kept
 
 
 @lru_cache(maxsize=1)
@@ -377,21 +442,43 @@ def site_nav(
     # "related" bar: index, modules, next) would scramble the reading order.
     candidates = rule.nav if rule else sel.GENERIC_NAV
     here = urldefrag(base).url
-    if rule is None and _first_link(root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base, classes):
+    heads = _Heads(root)
+    if rule is None and _first_link(
+        root, sel.SEQUENCE_PREV + sel.SEQUENCE_NEXT, base, classes, heads
+    ):
         # No rule says which bar is the site's navigation, but the page names the pages
         # before and after it (<link rel=next>): that chain is the site's own order, where
         # a guessed bar (Sphinx's "index | modules | next") would scramble it.
-        return _sequence_nav(root, rule, base, here, classes)
+        return _sequence_nav(root, rule, base, here, classes, heads)
     for css in candidates:
         links = _unique_links(select_known(root, css, classes), base)
         # A sidebar that only lists this page's own sections is not site navigation.
         if links and links != (here,):
             return links
-    return _sequence_nav(root, rule, base, here, classes)
+    return _sequence_nav(root, rule, base, here, classes, heads)
+
+
+class _Heads:
+    """The page's <head> elements, found by one walk of the tree when first asked for
+    (up to six head selectors ask, and the walk visits every node of the page)."""
+
+    def __init__(self, root: HtmlElement) -> None:
+        self.root = root
+        self.found: list[HtmlElement] | None = None
+
+    def __call__(self) -> list[HtmlElement]:
+        if self.found is None:
+            self.found = list(self.root.iter("head"))
+        return self.found
 
 
 def _sequence_nav(
-    root: HtmlElement, rule: GeneratorRule | None, base: str, here: str, classes: str | None
+    root: HtmlElement,
+    rule: GeneratorRule | None,
+    base: str,
+    here: str,
+    classes: str | None,
+    heads: _Heads | None = None,
 ) -> tuple[str, ...]:
     """No sidebar: the page's place in what the generator offers instead, as
     (previous page, this page, its table of contents..., next page). The crawl's
@@ -403,8 +490,8 @@ def _sequence_nav(
         children = tuple(u for u in _unique_links(found, base) if u != here)
         if children:
             break
-    before = _first_link(root, sel.SEQUENCE_PREV, base, classes)
-    after = _first_link(root, sel.SEQUENCE_NEXT, base, classes)
+    before = _first_link(root, sel.SEQUENCE_PREV, base, classes, heads)
+    after = _first_link(root, sel.SEQUENCE_NEXT, base, classes, heads)
     if not children and not before and not after:
         return ()
     links = [before, here, *children, after]
@@ -412,22 +499,30 @@ def _sequence_nav(
 
 
 def _first_link(
-    root: HtmlElement, selectors: tuple[str, ...], base: str, classes: str | None
+    root: HtmlElement,
+    selectors: tuple[str, ...],
+    base: str,
+    classes: str | None,
+    heads: _Heads | None = None,
 ) -> str | None:
     for css in selectors:
-        links = _unique_links(_select_head_aware(root, css, classes), base)
+        links = _unique_links(_select_head_aware(root, css, classes, heads), base)
         if links:
             return links[0]
     return None
 
 
-def _select_head_aware(root: HtmlElement, css: str, classes: str | None) -> list[HtmlElement]:
+def _select_head_aware(
+    root: HtmlElement, css: str, classes: str | None, heads: _Heads | None = None
+) -> list[HtmlElement]:
     """``select_known``; a selector of what ``<head>`` holds (``head link[rel=next]``)
-    is run under each head only: run from the root, its XPath walks the whole body."""
+    is run under each head only: run from the root, its XPath walks the whole body.
+    ``heads``: the page's heads, found once for every such selector."""
     head, _, rest = css.partition(" ")
     if head != "head" or not rest or rest[0] in ">+~":
         return select_known(root, css, classes)
-    return [found for element in root.iter("head") for found in select(element, rest)]
+    elements = root.iter("head") if heads is None else heads()
+    return [found for element in elements for found in select(element, rest)]
 
 
 def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
@@ -796,7 +891,7 @@ def _drop_permalinks(region: HtmlElement) -> None:
     """A link into the page drawn as a permalink glyph ("#", "¶", "§", or nothing) beside
     a signature or a term, not only in a heading, is the anchor's handle, not content:
     it goes, its ids stay on its parent."""
-    for anchor in _SHORT_FRAGMENT_LINKS(region):
+    for anchor in _short_fragment_links(region):
         parent = anchor.getparent()
         if parent is None or anchor.find(".//img") is not None:
             continue
@@ -808,20 +903,59 @@ def _drop_permalinks(region: HtmlElement) -> None:
 
 
 _WORD_CHAR = re.compile(r"\w")
-# Links into the page with a label of a few characters at most (a glyph), found in C.
-_SHORT_FRAGMENT_LINKS = lxml.etree.XPath(
-    ".//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space()) < 3]"
-)
-# Links whose label could be an affordance's ("[source]", "View source"), found in C:
-# short, and holding "src" or "source" in any case (``_is_affordance`` tests the label;
-# no character but the ASCII capitals lower-cases to these letters, so the translate
+
+
+def _short_fragment_links(region: HtmlElement) -> list[HtmlElement]:
+    """Links into the page with a label of a few characters at most (a glyph):
+    ``.//a[starts-with(normalize-space(@href), '#') and string-length(normalize-space())
+    < 3]``, asked in Python of the links lxml finds by tag in C (libxml2 evaluates such a
+    predicate slower than Python reads an attribute and a text: 40 -> 27 ms on three big
+    pages)."""
+    found = []
+    for anchor in region.iter("a"):
+        href = anchor.get("href")
+        if anchor is region or href is None or not href.lstrip(_XML_SPACE).startswith("#"):
+            continue
+        if _normalized_length(text_of(anchor)) < 3:
+            found.append(anchor)
+    return found
+
+
+# Links whose label could be an affordance's ("[source]", "View source"): short, and
+# holding "src" or "source" in any case (``_is_affordance`` tests the label; no
+# character but the ASCII capitals lower-cases to these letters, so lower-casing these
 # finds every link that test could keep: test_extract checks it).
 _AFFORDANCE_LETTERS = "SRCOUE"
-_LOWERED = f"translate(., '{_AFFORDANCE_LETTERS}', '{_AFFORDANCE_LETTERS.lower()}')"
-_SHORT_LINKS = lxml.etree.XPath(
-    ".//a[@href and string-length(normalize-space()) < 16"
-    f" and (contains({_LOWERED}, 'src') or contains({_LOWERED}, 'source'))]"
-)
+_AFFORDANCE_LOWERED = str.maketrans(_AFFORDANCE_LETTERS, _AFFORDANCE_LETTERS.lower())
+
+
+def _short_source_links(region: HtmlElement) -> list[HtmlElement]:
+    """``.//a[@href and string-length(normalize-space()) < 16 and (contains(L, 'src') or
+    contains(L, 'source'))]`` (L: the label with "SRCOUE" lower-cased), in Python as
+    ``_short_fragment_links`` (58 -> 35 ms on three big pages)."""
+    found = []
+    for anchor in region.iter("a"):
+        if anchor is region or anchor.get("href") is None:
+            continue
+        text = text_of(anchor)
+        # lower() finds "src" wherever the translate does (it lower-cases those letters
+        # the same), in C: most labels end here
+        lowered = text.lower()
+        if "src" not in lowered and "source" not in lowered:
+            continue
+        lowered = text.translate(_AFFORDANCE_LOWERED)
+        if ("src" in lowered or "source" in lowered) and _normalized_length(text) < 16:
+            found.append(anchor)
+    return found
+
+
+_XML_SPACE = " \t\r\n"  # what XPath's normalize-space() strips and collapses
+_XML_SPACE_RUNS = re.compile(r"[ \t\r\n]+")
+
+
+def _normalized_length(text: str) -> int:
+    """``string-length(normalize-space(text))``."""
+    return len(_XML_SPACE_RUNS.sub(" ", text).strip(" "))
 
 
 # Labels of the links a docs page repeats beside each item for the viewer, not the reader:
@@ -841,7 +975,7 @@ def _drop_repeated_affordances(region: HtmlElement) -> None:
     time, is the viewer's affordance (like a permalink), not content. Only when the page
     repeats it (one "source" link in a sentence is the writer's) and never when it is
     all its block holds (a table column of source links is data)."""
-    found = [a for a in _SHORT_LINKS(region) if _is_affordance(a)]
+    found = [a for a in _short_source_links(region) if _is_affordance(a)]
     if len(found) < 2 or len({a.get("href") for a in found}) < 2:
         return
     for anchor in found:
@@ -892,6 +1026,7 @@ def _drop_with_separator(anchor: HtmlElement) -> None:
 
 _LINKS_WITH_ELEMENTS = lxml.etree.XPath("descendant-or-self::a[*]")
 _CARD_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "ul", "ol", "table", "pre")
+_CARD_BLOCK_NAMES = frozenset(_CARD_BLOCKS)
 
 
 def _links_around_blocks(region: HtmlElement) -> None:
@@ -900,7 +1035,9 @@ def _links_around_blocks(region: HtmlElement) -> None:
     card's title (its first heading, else its first block)."""
     for anchor in _LINKS_WITH_ELEMENTS(region):  # a link of text alone wraps no block
         href = anchor.get("href")
-        blocks = [el for el in anchor.iterdescendants(*_CARD_BLOCKS)]
+        # by name in Python: a tag matcher for twelve names costs more to set up than
+        # the few elements under a link (a <code>, a <span>) cost to look at
+        blocks = [el for el in anchor.iterdescendants() if el.tag in _CARD_BLOCK_NAMES]
         if not href or not blocks:
             continue
         title = next((b for b in blocks if b.tag[0] == "h" and b.tag[1:].isdigit()), blocks[0])
@@ -930,8 +1067,9 @@ def absolutize(region: HtmlElement, base: str) -> None:
     handle_failures="ignore")``, the same links rewritten the same way, without its
     walk testing fourteen attribute names on every element and its ``urljoin`` of every
     repeat of a link: the plain link attributes are read off each element's own names,
-    each distinct link is joined once. A region with links lxml finds in other places
-    (``style``, ``<object>``, ``<meta>``, ``<param>``) takes lxml's own walk."""
+    ``url(...)`` in a ``style`` attribute as lxml reads it, each distinct link is joined
+    once. A region with links lxml finds in other places (``<object>``, ``<meta>``,
+    ``<param>``, ``<style>``) takes lxml's own walk."""
     joiner = linkjoin.joiner(base)  # each distinct link joined once (and fast: linkjoin)
 
     def join(href: str) -> str:
@@ -941,23 +1079,50 @@ def absolutize(region: HtmlElement, base: str) -> None:
             return href
 
     links: list[tuple[HtmlElement, str, str]] = []
+    styled: list[HtmlElement] = []
     for element in region.iter(_ELEMENTS):
-        names = element.keys()
-        if element.tag in _OTHER_LINK_PLACES or "style" in names:
+        if element.tag in _OTHER_LINK_PLACES:
             region.rewrite_links(join, resolve_base_href=False)
             return
+        names = element.keys()  # (iterating an element gives its children)
         for name in names:
             if name in _LINK_ATTRS:
                 links.append((element, name, element.get(name)))
+            elif name == "style":
+                styled.append(element)
     for element, name, link in links:
         new = join(link.strip())
         if new != link:
-            element.set(name, new)
+            _SET(element, name, new)  # HtmlMixin.set, without its Python frame
+    for element in styled:
+        _absolutize_style(element, join)
+
+
+def _absolutize_style(element: HtmlElement, join: Callable[[str], str]) -> None:
+    """The ``url(...)`` links of a ``style`` attribute rewritten as lxml's
+    ``rewrite_links`` does: the last first, so that each one's position still holds."""
+    for match in reversed(list(_CSS_URLS(element.get("style")))):
+        url, start = match.group(1), match.start(1)
+        if url[:1] == url[-1:] and url[:1] in ("'", '"'):
+            url, start = url[1:-1], start + 1  # lxml.html's _unquote_match
+        new = join(url.strip())
+        if new == url:
+            continue
+        current = element.get("style")
+        if not start and len(current) == len(url):
+            current = new
+        else:
+            current = current[:start] + new + current[start + len(url) :]
+        element.set("style", current)
 
 
 _LINK_ATTRS = frozenset(lxml.html.defs.link_attrs)
-# Where lxml's iterlinks finds links besides those attributes (its tags without a namespace).
+_SET = lxml.etree.ElementBase.set  # what lxml.html's HtmlMixin.set calls (super().set)
+# Where lxml's iterlinks finds links besides those attributes and ``style`` (its tags
+# without a namespace).
 _OTHER_LINK_PLACES = frozenset({"object", "meta", "param", "style"})
+# lxml.html's own pattern for a stylesheet's url(...) (``_iter_css_urls``).
+_CSS_URLS = re.compile(r"""url\(("[^"]*"|'[^']*'|[^)]*)\)""", re.I).finditer
 
 
 def extract_page(
@@ -985,4 +1150,6 @@ def extract_page(
         page if selected else None,
     )
     absolutize(region, base)
-    return Extraction(region, extractor, quality, nav, base, redirect_target(root, base))
+    metas = still_in(root, page_metas(root, page))
+    redirect = redirect_target(root, base, metas)
+    return Extraction(region, extractor, quality, nav, base, redirect)

@@ -26,7 +26,6 @@ from markdownify import (
     chomp,
     re_all_whitespace,
     re_html_heading,
-    re_line_with_content,
     re_newline_whitespace,
     re_whitespace,
     should_remove_whitespace_inside,
@@ -361,15 +360,23 @@ def list_start(start: str | None) -> int:
 def list_item(text: str, bullet: str) -> str:
     """A list item (stripped, not empty) under its bullet, markdownify's way: every line
     of content indented by the bullet's width, the bullet put in the first one's indent."""
-    indent = " " * len(bullet)
-    text = re_line_with_content.sub(lambda m: indent + m.group(1) if m.group(1) else "", text)
+    text = prefix_lines(text, " " * len(bullet), "")
     return bullet + text[len(bullet) :] + "\n"
+
+
+def prefix_lines(text: str, prefix: str, empty: str) -> str:
+    """``re_line_with_content.sub(lambda m: prefix + m.group(1) if m.group(1) else empty,
+    text)`` (markdownify's indent of a list item, its quote of a blockquote) without a
+    call per line: that pattern's lines are what ``split("\n")`` gives (``.`` is any
+    character but a newline), an empty one included after a final newline. A list
+    nested n deep is indented n times: at each level this is most of its cost."""
+    return "\n".join([prefix + line if line else empty for line in text.split("\n")])
 
 
 def fence(code: str, lang: str) -> str:
     """A fence longer than any backtick run in the code, so the code stays verbatim."""
     code = _EDGE_BLANK_LINES.sub("", code).rstrip()
-    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    longest = longest_backtick_run(code)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{code}\n{ticks}"
 
@@ -425,8 +432,19 @@ def _link_target(href: str) -> str:
     return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
+def longest_backtick_run(text: str, runs: re.Pattern[str] | None = None) -> int:
+    """The longest run of backticks in ``text`` (of ``runs``' matches: "`+" unless
+    given), 0 without a search where the text holds none (most code)."""
+    if "`" not in text:
+        return 0
+    return max((len(run) for run in (runs or _BACKTICKS).findall(text)), default=0)
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
 def code_span(text: str) -> str:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = longest_backtick_run(text)
     ticks = "`" * (longest + 1)
     pad = " " if longest else ""
     return f"{ticks}{pad}{text}{pad}{ticks}" if text else ""
@@ -577,7 +595,7 @@ def render_markdown(region: HtmlElement) -> Markdown:
     if "\n\n\n" in body:
         body = _BLANK_RUNS.sub("\n\n", body)
     body = body.strip("\n")
-    prose = _PLACEHOLDER.sub("", body) if "\x02" in body else body
+    prose = _sub_placeholders(body, _no_block) if "\x02" in body else body
     prose = _LINK_TARGET.sub("]", prose)
     text = _restore_blocks(body, blocks) if "\x02" in body else body
     return Markdown(text, len(_WORD.findall(prose)), anchors)
@@ -635,4 +653,28 @@ def _restore_blocks(text: str, blocks: list[str]) -> str:
         out += [(follow + line).rstrip() if line.strip() else follow.rstrip() for line in lines[1:]]
         return "\n".join(out)
 
-    return _PLACEHOLDER.sub(put_back, text)
+    return _sub_placeholders(text, put_back)
+
+
+def _sub_placeholders(text: str, put_back: Callable[[re.Match[str]], str]) -> str:
+    """``_PLACEHOLDER.sub(put_back, text)``, the pattern tried only at the start of a
+    line holding a placeholder's \\x02 (its matches lie within one line, from its start:
+    ``^`` and ``.`` without DOTALL), not at every line of a megabyte of text."""
+    pieces = []
+    done = 0
+    at = text.find("\x02")
+    while at >= 0:
+        match = _PLACEHOLDER.match(text, text.rfind("\n", 0, at) + 1)
+        if match is not None:
+            pieces += [text[done : match.start()], put_back(match)]
+            done = match.end()
+        end = text.find("\n", at)
+        if end < 0:
+            break
+        at = text.find("\x02", end)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _no_block(match: re.Match[str]) -> str:
+    return ""

@@ -30,7 +30,6 @@ from markdownify import (
     re_all_whitespace,
     re_backtick_runs,
     re_html_heading,
-    re_line_with_content,
     re_make_convert_fn_name,
     re_newline_whitespace,
     re_whitespace,
@@ -139,7 +138,10 @@ class _Writer:
         elements or None."""
         remove_inside = _inside(name)
         tags = parent_tags | {name}
-        if name in ("td", "th") or re_html_heading.match(name):
+        inline = _INLINE_CONTEXT.get(name)
+        if inline is None:
+            inline = _inline_context(name)
+        if inline:
             tags.add("_inline")
         if name in _NOFORMAT:
             tags.add("_noformat")
@@ -174,7 +176,7 @@ class _Writer:
             # DocsConverter.process_text ("pre" is never among the tags: a <pre> is
             # fenced whole)
             if "\n" in text or "\r" in text:
-                text = re_newline_whitespace.sub("\n", text)
+                text = _newlines_collapsed(text)
             if "\t" in text or "  " in text:
                 text = re_whitespace.sub(" ", text)
             if escape:
@@ -327,6 +329,19 @@ def _inside(name: str) -> bool:
     return found
 
 
+_INLINE_CONTEXT: dict[str, bool] = {}  # tag name -> its children are written inline
+
+
+def _inline_context(name: str) -> bool:
+    """A cell or a heading: what is inside is written on one line (markdownify's
+    ``_inline`` among the parent tags), asked once per tag name, not by a regex per
+    element."""
+    found = name in ("td", "th") or re_html_heading.match(name) is not None
+    if len(_INLINE_CONTEXT) < _NAMES_KEPT:
+        _INLINE_CONTEXT[name] = found
+    return found
+
+
 def _outside(name: str) -> bool:
     found = _block_inside(name) or name == "pre"
     if len(_OUTSIDE) < _NAMES_KEPT:
@@ -391,7 +406,7 @@ def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
     if remove_inside and not text.strip():
         return ""
     if "\n" in text or "\r" in text:
-        text = re_newline_whitespace.sub("\n", text)
+        text = _newlines_collapsed(text)
     if "\t" in text or "  " in text:
         text = re_whitespace.sub(" ", text)
     if "_noformat" not in parent_tags and name not in _NOFORMAT:
@@ -401,6 +416,19 @@ def _leaf_text(name: str, text: str, parent_tags: set[str]) -> str:
             text = md._TAG_START.sub(r"\\<", text)
     if remove_inside:
         text = text.lstrip(" \t\r\n").rstrip()
+    return text
+
+
+def _newlines_collapsed(text: str) -> str:
+    """``re_newline_whitespace.sub("\\n", text)``: a run of blanks holding a line break
+    becomes one "\\n". Where every line break is a lone "\\n" (no "\\r", no blank
+    beside it: most wrapped text) each run is that "\\n" already, and the regex is not
+    run."""
+    if (
+        "\r" in text or "\n\n" in text or " \n" in text or "\n " in text
+        or "\t\n" in text or "\n\t" in text
+    ):  # fmt: skip
+        return re_newline_whitespace.sub("\n", text)
     return text
 
 
@@ -471,7 +499,7 @@ def _code(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any) -> st
     prefix, suffix, text = chomp(text)
     if not text:
         return ""
-    max_backticks = max((len(run) for run in re_backtick_runs.findall(text)), default=0)
+    max_backticks = md.longest_backtick_run(text, re_backtick_runs)
     delimiter = "`" * (max_backticks + 1)
     if max_backticks > 0:
         text = " " + text + " "
@@ -532,7 +560,7 @@ def _blockquote(w: _Writer, el: HtmlElement, text: str, tags: set[str], *_: Any)
         return " " + text + " "
     if not text:
         return "\n"
-    text = re_line_with_content.sub(lambda m: "> " + m.group(1) if m.group(1) else ">", text)
+    text = md.prefix_lines(text, "> ", ">")
     return "\n" + text + "\n\n"
 
 
@@ -657,6 +685,8 @@ def _signature_dt(w: _Writer, el: HtmlElement, text: str, tags: set[str], *rest:
 
 def _holds_link(el: HtmlElement) -> bool:
     """bs4's ``find("a", href=True)``: any <a> below with an href, even an empty one."""
+    if not len(el):  # a leaf (most code spans): nothing below it
+        return False
     return any(a.get("href") is not None for a in el.iter("a") if a is not el)
 
 
@@ -683,6 +713,8 @@ _CONVERTERS["dt"] = _signature_dt
 def _holds_verbatim(el: HtmlElement) -> bool:
     """Strings below a <pre> or <textarea> keep their whitespace in the soup: code and
     signatures holding one are left to DocsConverter."""
+    if not len(el):  # a leaf (most code spans), itself no <pre> or <textarea>
+        return False
     return next(el.iter("pre", "textarea"), None) is not None
 
 
