@@ -367,6 +367,20 @@ def test_descendant_steps_keep_a_path_that_asks_a_position():
     )
 
 
+def test_pruning_reports_classes_holding_every_class_left_in_the_region():
+    """``prune`` returns the class names the renderer's selectors are filtered by: every
+    class the pruned region holds is among them (pruning adds none)."""
+    from mdcrawl import extract
+
+    for path in sorted(PAGES.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        root = parse_html(html)
+        extraction = extract_page(root, html, f"https://x.example/{path.name}")
+        left = set(extract.class_names(extraction.region).split())
+        assert extraction.classes is not None, path
+        assert left <= set(extraction.classes.split()), path
+
+
 _STYLED = """<html><body><div style="background: url(a.png)">
 <p style='x: url("b c.png"); y: url( d.png ) url(&apos;e.png&apos;) url(") url() url(f.png)'>t</p>
 <img src=" i.png " style="background:URL(  http://o/x.png)"><a href="#f" style="url(g.png)">l</a>
@@ -436,10 +450,10 @@ _ATTRIBUTED = """<html><body><!-- a comment --><nav>n</nav><div role="navigation
 <span class="">s</span><?pi x?><footer class="footer">f</footer><p>plain</p></body></html>"""
 
 
-def test_a_scan_tells_indexed_tags_by_name_and_finds_what_cssselect_finds():
-    """``SelectorSet.scan`` (tags told by name, attribute names read once) finds, in
-    document order, what each selector's query finds, on every vendored page and on
-    one where tags, ids, roles, labels, empty classes, a comment and a PI stand."""
+def test_a_scan_of_the_held_nodes_finds_what_a_walk_of_the_tree_finds():
+    """``SelectorSet.scan`` given the page's nodes (``list(root.iter())``, comments and
+    PIs among them) finds the hits and class attributes its own walk finds, on every
+    vendored page and on one where tags, ids, roles, labels and empty classes match."""
     from mdcrawl import extract
 
     page = extract._page_selectors()
@@ -447,13 +461,16 @@ def test_a_scan_tells_indexed_tags_by_name_and_finds_what_cssselect_finds():
     hits = 0
     for text in [*texts, _ATTRIBUTED]:
         root = parse_html(text)
-        found, classes = page.scan(root)
-        for css in {c.css for compounds in page.index.values() for c in compounds}:
-            assert [e for e, m in found if css in {c.css for c in m}] == select(root, css), css
-        assert classes == {e.get("class") for e in root.iter() if e.get("class")}
-        hits += len(found)
+        walked = page.scan(root)
+        held = page.scan(root, list(root.iter()))
+        assert [(e, [c.css for c in m]) for e, m in held[0]] == [
+            (e, [c.css for c in m]) for e, m in walked[0]
+        ], text[:80]
+        assert held[1] == walked[1]
+        hits += len(held[0])
     root = parse_html(_ATTRIBUTED)
-    assert {e.text for e, _ in page.scan(root)[0]} == {"n", "r", "t", "f"}  # tag, role, id, class
+    found = page.scan(root, list(root.iter()))[0]
+    assert {e.text for e, _ in found} == {"n", "r", "t", "f"}  # tag, role, id, class
     assert hits > 0
 
 
@@ -473,15 +490,35 @@ def test_the_metas_read_off_the_scan_are_the_tree_s_before_and_after_pruning():
     seen = 0
     for text in [*texts, _METAS]:
         root = parse_html(text)
-        metas = extract.page_metas(root, extract._detect(root)[1])
-        assert metas == list(root.iter("meta")), text[:80]
-        extract_page(root, text, "https://x.example/a/page.html")
-        assert extract.still_in(root, metas) == list(root.iter("meta")), text[:80]
-        seen += len(metas)
+        assert extract.page_metas(root, extract._detect(root)[1]) == list(root.iter("meta"))
+        extraction = extract_page(root, text, "https://x.example/a/page.html")
+        assert extraction.metas == list(root.iter("meta")), text[:80]
+        seen += len(extraction.metas)
     assert seen > 0
     root = parse_html(_METAS)
-    metas = extract.page_metas(root, extract._detect(root)[1])
     extraction = extract_page(root, _METAS, "https://x.example/a/page.html")
-    left = [m.get("content") for m in extract.still_in(root, metas)]
-    assert "in body" in [m.get("content") for m in metas] and "in body" not in left
+    assert [m.get("content") for m in extraction.metas][-1] == "after"  # the body's went
+    assert "in body" not in [m.get("content") for m in extraction.metas]
     assert extraction.redirect == "https://x.example/a/next.html"
+
+
+_CARDS = """<html><body><main><a href="a.html"><h2>A</h2><p>one</p></a>
+<a href="b.html"><span>B</span> <code>x</code></a><a href="c.html"><div><p>c</p></div></a>
+<a href="#d"><h3 id="d">D</h3></a><a href="e.html"><!-- c --><em>e</em><pre>e</pre></a>
+</main></body></html>"""
+
+
+def test_a_link_around_blocks_moves_onto_its_title_and_one_around_text_stays():
+    """``_links_around_blocks`` tells a card (a link holding blocks) by the names of the
+    elements below the link: the blocks stay, the link moves onto the title; a link
+    around inline elements stays as it is."""
+    from mdcrawl import extract
+
+    root = parse_html(_CARDS)
+    extract._links_around_blocks(root)
+    main = root.find(".//main")
+    assert [child.tag for child in main] == ["div", "a", "div", "h3", "div"]
+    assert main[0][0].tag == "h2" and main[0][0][0].get("href") == "a.html"
+    assert main[1].get("href") == "b.html"  # inline only: still the link
+    assert main[2][0][0].get("href") == "c.html"  # the first block (the div) holds it
+    assert main[4][1].tag == "em" and main[4].find("pre/a").get("href") == "e.html"

@@ -47,8 +47,10 @@ _ADMONITION_KINDS = (
 _LANG_SEARCH_DEPTH = 5  # pre -> div.highlight -> div.highlight-python, plus line-number tables
 
 
-def annotate(region: HtmlElement) -> None:
-    """Record what the converter cannot see locally: languages, admonition labels."""
+def annotate(region: HtmlElement, classes: str | None = None) -> None:
+    """Record what the converter cannot see locally: languages, admonition labels.
+    ``classes``: class names holding all of the region's (``extract.known_classes``), if
+    known; else they are read here (one walk)."""
     for pre in region.iter("pre"):
         lang = code_language(pre)
         if lang:
@@ -56,7 +58,8 @@ def annotate(region: HtmlElement) -> None:
     for dt in region.iter("dt"):
         if is_signature(dt):
             dt.set(SIGNATURE_ATTR, "1")
-    classes = class_names(region)  # marking boxes only takes classes away
+    if classes is None:
+        classes = class_names(region)  # marking boxes only takes classes away
     for css in sel.ADMONITION:
         for box in select_known(region, css, classes):
             if box.get(LABEL_ATTR) is None:

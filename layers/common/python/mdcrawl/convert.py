@@ -49,13 +49,14 @@ def convert_document(
     html, root = page.text, page.root
     # Every walk of an lxml.html tree makes a Python object for each element it meets
     # (its class chosen by a Python callback) and drops it again; the dozen walks below
-    # would each pay that anew. Held here, each element's object is made once.
+    # would each pay that anew. Held here, each element's object is made once (and the
+    # page's scan walks this list, faster than lxml's iterator).
     held = list(root.iter())
-    extraction = extract_page(root, html, url, template, generator_rules)
+    extraction = extract_page(root, html, url, template, generator_rules, held)
     region = extraction.region
     title = page_title(root, region, url)
-    description = page_description(root, region)
-    rendered = render_markdown(region)
+    description = page_description(root, region, extraction.metas)
+    rendered = render_markdown(region, extraction.classes)
     markdown = with_heading(rendered.text, title)
     if extraction.redirect:
         # Redirect stubs all read "Redirecting..."; their target is what tells them apart.
@@ -179,10 +180,13 @@ def _holds(words: list[str], bounded: list[bool], run: list[str]) -> bool:
 _DESCRIPTION_METAS = (("name", "description"), ("property", "og:description"))
 
 
-def page_description(root: HtmlElement, region: HtmlElement) -> str:
-    """meta description, else the first sentence of the first paragraph; one line."""
-    metas = meta_contents(root, _DESCRIPTION_METAS)
-    text = next((_one_line(m) for m in metas if m.strip()), "")
+def page_description(
+    root: HtmlElement, region: HtmlElement, metas: list[HtmlElement] | None = None
+) -> str:
+    """meta description, else the first sentence of the first paragraph; one line.
+    ``metas``: the tree's <meta> elements, if known (``Extraction.metas``)."""
+    contents = meta_contents(root, _DESCRIPTION_METAS, metas)
+    text = next((_one_line(m) for m in contents if m.strip()), "")
     if not text:
         for paragraph in region.iter("p"):
             text = _one_line(paragraph.text_content())

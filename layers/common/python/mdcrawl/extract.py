@@ -36,6 +36,11 @@ class Extraction:
     nav: tuple[str, ...]
     base_url: str
     redirect: str | None = None  # a meta-refresh stub's target
+    # Class names (``known_classes``) holding every class left in the region: the
+    # renderer's selectors skip a class found nowhere in it without a walk of its own.
+    classes: str | None = None
+    # The page's <meta> elements left after pruning, in document order, if known.
+    metas: list[HtmlElement] | None = None
 
 
 @lru_cache(maxsize=512)
@@ -196,18 +201,23 @@ class SelectorSet:
         hit = {c.css for _, compounds in self.scan(root)[0] for c in compounds}
         return hit | {css for css in self.complex if select(root, css)}
 
-    def scan(self, root: HtmlElement) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
+    def scan(
+        self, root: HtmlElement, nodes: list[HtmlElement] | None = None
+    ) -> tuple[list[tuple[HtmlElement, list[_Compound]]], set]:
         """The simple selectors' hits under ``root`` (each element with what it matches,
         in document order), and its distinct class attributes (``class_names``), in one
         walk. Most elements are rejected on their class and tag alone, ids and attributes
-        read only when those say nothing."""
+        read only when those say nothing.
+        ``nodes``: every node under ``root`` (and it) in document order, if the caller
+        holds them (``list(root.iter())``: comments and PIs have no attributes, so they
+        match nothing): a list is walked faster than lxml's iterator."""
         # The tags indexed are told by name (a dict lookup), not by a walk of the
         # tree for them beforehand: lxml's iter(tag) costs more than the whole loop.
         entries, class_entry, hits = self._classes, self._class_entry, self._hits
         by_tag, by_id, attr_names = self.by_tag, self.by_id, self.attr_names
         classes: set[str] = set()
         found = []
-        for el in root.iter(_ELEMENTS):
+        for el in root.iter(_ELEMENTS) if nodes is None else nodes:
             # One call for the names (an element without attributes, the most common,
             # ends here) instead of a get() for each attribute asked about: a fifth less.
             names = el.keys()
@@ -316,11 +326,14 @@ def detect_generator(root: HtmlElement) -> GeneratorRule | None:
 Scan = tuple[list[tuple[HtmlElement, list[_Compound]]], set[str]]  # SelectorSet.scan's
 
 
-def _detect(root: HtmlElement) -> tuple[GeneratorRule | None, Scan]:
+def _detect(
+    root: HtmlElement, nodes: list[HtmlElement] | None = None
+) -> tuple[GeneratorRule | None, Scan]:
     """The page's generator rule, and the page's scan for every marker and every drop
-    rule: the walk that finds the markers finds the chrome ``prune`` drops as well."""
+    rule: the walk that finds the markers finds the chrome ``prune`` drops as well.
+    ``nodes``: ``list(root.iter())``, if the caller holds it (``SelectorSet.scan``)."""
     page = _page_selectors()
-    scan = page.scan(root)
+    scan = page.scan(root, nodes)
     metas = page_metas(root, scan)
     generator = " ".join(document.meta_contents(root, _GENERATOR_METAS, metas))
     generator = generator.lower()
@@ -538,10 +551,12 @@ def _unique_links(anchors: list[HtmlElement], base: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = None) -> None:
+def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = None) -> str:
     """Remove chrome from the region in place (tails kept: they belong to the parent).
     ``page``: ``_detect``'s scan of the page holding the region, when nothing changed
-    the tree since (the region was only selected), saving the region its own walk."""
+    the tree since (the region was only selected), saving the region its own walk.
+    Returns class names (``known_classes``) holding every class the pruned region has:
+    pruning adds none."""
     drops = selector_set(sel.COMMON_DROP + (rule.drop if rule else ()))
     # One walk finds the chrome and the region's classes (``class_names``; the page's
     # hold the region's: a class the region lacks only costs a query that finds nothing);
@@ -572,6 +587,7 @@ def prune(region: HtmlElement, rule: GeneratorRule | None, page: Scan | None = N
     # libxml2 does not know <wbr> is empty and may nest the following text inside it.
     for wbr in list(region.iter("wbr")):
         wbr.drop_tag()
+    return classes
 
 
 def _within(page: Scan, region: HtmlElement, drops: SelectorSet) -> Scan:
@@ -1131,11 +1147,14 @@ def extract_page(
     url: str,
     template: SiteTemplate | None = None,
     generator_rules: bool = True,
+    nodes: list[HtmlElement] | None = None,
 ) -> Extraction:
     """Run the cascade on a parsed page; the region comes back pruned and absolute.
-    ``generator_rules=False`` uses no generator rule at all (the generic engine alone)."""
+    ``generator_rules=False`` uses no generator rule at all (the generic engine alone).
+    ``nodes``: ``list(root.iter())`` of the page as parsed, if the caller holds it (the
+    page's scan walks that list instead of the tree)."""
     base = page_base_url(root, url)
-    rule, page = _detect(root) if generator_rules else (None, None)
+    rule, page = _detect(root, nodes) if generator_rules else (None, None)
     # The page's class attributes (its scan has them, else one walk in C): a selector
     # naming a class the page lacks is not run (each query walks the whole tree)
     classes = known_classes(page[1]) if page is not None else class_names(root)
@@ -1144,7 +1163,7 @@ def extract_page(
     # A rule's or a structural selector's region is part of the page, untouched since the
     # page's scan; the template's and density's dropped chrome, readability's is new.
     selected = extractor == (rule.name if rule else None) or extractor.startswith("structural:")
-    prune(
+    region_classes = prune(
         region,
         rule if extractor == (rule.name if rule else None) else None,
         page if selected else None,
@@ -1152,4 +1171,4 @@ def extract_page(
     absolutize(region, base)
     metas = still_in(root, page_metas(root, page))
     redirect = redirect_target(root, base, metas)
-    return Extraction(region, extractor, quality, nav, base, redirect)
+    return Extraction(region, extractor, quality, nav, base, redirect, region_classes, metas)

@@ -582,9 +582,10 @@ def _keep_pre_blank_lines(match: re.Match[str]) -> str:
 # ---------------------------------------------------------------- render
 
 
-def render_markdown(region: HtmlElement) -> Markdown:
-    """Markdown for a pruned, link-absolute content region."""
-    ids = prepare_region(region)
+def render_markdown(region: HtmlElement, classes: str | None = None) -> Markdown:
+    """Markdown for a pruned, link-absolute content region. ``classes``: class names
+    holding all of the region's (``Extraction.classes``), if known."""
+    ids = prepare_region(region, classes)
     body, blocks = convert_region(region)
     # Each clean-up runs only where it can match (a page is often a megabyte of text).
     if any(glyph in body for glyph in _GLYPHS):
@@ -601,10 +602,10 @@ def render_markdown(region: HtmlElement) -> Markdown:
     return Markdown(text, len(_WORD.findall(prose)), anchors)
 
 
-def prepare_region(region: HtmlElement) -> list[tuple[str, ...]]:
+def prepare_region(region: HtmlElement, classes: str | None = None) -> list[tuple[str, ...]]:
     """Annotate the region for the converter and mark its ids (returned, for
     ``take_anchors``)."""
-    annotate(region)
+    annotate(region, classes)
     return mark_ids(region)
 
 
