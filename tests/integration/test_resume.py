@@ -57,6 +57,13 @@ def _wait_for_pages(server: RunningServer, count: int, proc: subprocess.Popen[by
         time.sleep(0.02)
 
 
+def _wait_for_done(cache: Path, base: str, count: int, proc: subprocess.Popen[bytes]) -> None:
+    """Until ``count`` URLs of the crawl are done in its frontier (polling)."""
+    while len(_done_paths(cache, base)) < count:
+        assert proc.poll() is None, "the crawl ended before it could be interrupted"
+        time.sleep(0.02)
+
+
 def _done_paths(cache: Path, base: str) -> set[str]:
     with open_local_stores(cache) as stores:
         jobs = {row for row in stores.db.query("SELECT job_id FROM jobs", ())}
@@ -108,6 +115,9 @@ def test_ctrl_c_keeps_state_and_says_how_to_resume(tmp_path: Path) -> None:
     with serve_directory(site.root, latency=0.1) as server:
         proc = _start_cli(server.url(site.start), tmp_path / "cache", tmp_path / "out")
         _wait_for_pages(server, 6, proc)
+        # answered is not yet done: a page's outcome is applied once a worker read it
+        # (on a loaded machine the workers may still be starting)
+        _wait_for_done(tmp_path / "cache", server.base_url, 2, proc)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate()
         done_before = _done_paths(tmp_path / "cache", server.base_url)
