@@ -71,3 +71,14 @@ def test_a_crawl_without_credentials_does_not_get_what_a_signed_in_crawl_fetched
     assert [("authorization" in r.headers) for r in pages] == [True, False]
     from_cache = [read_manifest(tmp_path / run)[0]["from_cache"] for run in "abc"]
     assert from_cache == [False, False, True]  # the signed-in re-crawl still used its cache
+
+
+def test_crawls_racing_to_make_the_key_all_get_the_same_one(tmp_path: Path) -> None:
+    """Crawls in threads of one process (the MCP server's) make the folder's key at once:
+    one key wins, every crawl reads it, no temporary file is left."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        names = set(pool.map(lambda _: credentials_namespace(tmp_path, ("u", "p")), range(32)))
+    assert len(names) == 1
+    assert [p.name for p in tmp_path.iterdir()] == [KEY_FILE]

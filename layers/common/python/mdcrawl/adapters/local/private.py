@@ -63,15 +63,17 @@ def content_cache_for(
 
 
 def _secret(root: Path) -> bytes:
-    """This cache folder's key, made on first use (two crawls racing to make it: the
-    first file written wins, and both read it)."""
+    """This cache folder's key, made on first use (crawls racing to make it, in one
+    process or several: the first file linked wins, and all read it)."""
     path = root / KEY_FILE
     try:
         return path.read_bytes()
     except FileNotFoundError:
         pass
-    temp = root / f".tmp-{KEY_FILE}-{os.getpid()}"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # a name of its own for each attempt: two in one process (MCP crawls run in threads)
+    # must not write, link or remove each other's
+    temp = root / f".tmp-{KEY_FILE}-{os.getpid()}-{secrets.token_hex(8)}"
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "wb") as out:
         out.write(secrets.token_bytes(_KEY_BYTES))
     try:
