@@ -4,6 +4,7 @@ stored with the job, and the same output whatever order the pages were converted
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,53 @@ def test_a_recrawl_records_pages_no_rule_recognises_without_parsing_them(
     unseen = CrawledPage("new", url(0), "u0", url(0), digest, body_key(digest), 0, 1, False)
     stores.jobs.create(Job("new", url(0), CrawlOptions()))
     assert not needs_no_converter(unseen, deps)
+
+
+SPHINX_PAGE = (
+    '<html><head><meta name="generator" content="Sphinx 7"></head><body>'
+    '<div class="sphinxsidebar">Side</div><div class="body" role="main">'
+    "<h1>Ruled page</h1><p>A page the Sphinx rule recognises.</p></div></body></html>"
+)
+
+
+def _with_ruled_page(stores: LocalStores, job_id: str, order: int) -> list[CrawledPage]:
+    """The templated site, rules on, with a page a generator rule recognises inserted
+    at discovery ``order``: before the template's sample (0) or after it settled."""
+    body = SPHINX_PAGE.encode()
+    digest = hashlib.sha256(body).hexdigest()
+    stores.blobs.put(body_key(digest), body)
+    ruled_url = url(0).rsplit("/", 1)[0] + "/ruled.html"
+    ruled = CrawledPage(job_id, ruled_url, "ruled", ruled_url, digest, body_key(digest), 0, 1, False)
+    pages = crawled(stores, job_id, rules=True)
+    pages.insert(order, ruled)
+    return [replace(page, order=n) for n, page in enumerate(pages)]
+
+
+def test_a_page_a_rule_recognises_is_cached_once_whenever_the_template_settles(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's conversion ignores the template, so the cache keeps it under the key of
+    no template: the key a page gets must not depend on whether the template had
+    settled when it came (that is timing), or a re-crawl converts it again and every
+    output is assembled again (its record names another cache document)."""
+    converted: list[str] = []
+
+    def counting(body: bytes, url: str, *args: object, **kwargs: object) -> object:
+        converted.append(url)
+        return convert_html(body, url, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(process, "convert_html", counting)
+    records = {}
+    deps = replace(process_deps(stores), job_copy=False)  # records name the cache's document
+    for job_id, order in (("early", 0), ("late", PAGES)):
+        for page in _with_ruled_page(stores, job_id, order):
+            process_page(page, deps)
+        records[job_id] = stores.pages.get(job_id, "ruled")
+        assert templating.load(job_id, stores.blobs).template is not None
+    early, late = records["early"], records["late"]
+    assert early is not None and late is not None
+    assert early.template == late.template == templating.ANY
+    page = _with_ruled_page(stores, "probe", 0)[0]
+    assert early.markdown_key == late.markdown_key == markdown_cache_key(page, None, True)
+    assert sum(u.endswith("/ruled.html") for u in converted) == 1  # the second job read it
+    assert "A page the Sphinx rule recognises." in markdown(stores, late)

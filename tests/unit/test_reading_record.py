@@ -124,3 +124,30 @@ def test_a_ruled_page_leaves_no_wait_note(stores: LocalStores) -> None:
     read = read_fetched(_fetched(RULED), _deps(stores))
     page = reading.crawled(_fetched(RULED), read.content_hash)
     assert not stores.blobs.exists(process._waits_key(page))
+
+
+def test_a_ruled_page_read_before_and_after_a_template_settled_names_one_cache_document(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's conversion is kept under the key of no template whatever the job's
+    template (``process.conversion_key``): read before a template settled and again
+    after, the page names the same document, and the second read converts nothing."""
+    from mdcrawl.convert import learn_template
+    from mdcrawl.template import SAMPLE_SIZE
+
+    from tests.support.templated_site import page_html
+
+    late = templating.SETTLE_WINDOW  # past the sample's window: the read answers a record
+    before = read_fetched(_fetched(RULED, order=late), _deps(stores))
+    template = learn_template([(page_html(n).encode(), None) for n in range(SAMPLE_SIZE)], True)
+    assert template is not None
+    stores.blobs.put(job_key("j1", templating.TEMPLATE_NAME), template.to_json().encode())
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("converted again")
+
+    monkeypatch.setattr(reading, "_links_and_markdown", refuse)
+    after = read_fetched(_fetched(RULED, order=late), _deps(stores))  # new deps: settled now
+    assert before.record is not None and after.record is not None
+    assert before.record.markdown_key == after.record.markdown_key
+    assert after.record.template == templating.ANY

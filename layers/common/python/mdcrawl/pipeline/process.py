@@ -103,10 +103,9 @@ def process_page(page: CrawledPage, deps: ProcessDeps, settle: bool = True) -> P
         record = _deferred_record(page, job_key(page.job_id, f"pages/{page.url_hash}.md"))
     else:
         try:
-            converted = converted_page(page, deps.blobs, state.template, rules)
+            key, converted = cached_or_converted(page, deps.blobs, state.template, rules)
         except ConversionFailed as exc:
             return record_failure(page, exc, deps)
-        key = markdown_cache_key(page, state.template, rules)
         if deps.job_copy:
             key = job_key(page.job_id, f"pages/{page.url_hash}.md")
             _store_page(deps.blobs, key, converted)
@@ -183,7 +182,7 @@ def needs_no_converter(page: CrawledPage, deps: ProcessDeps) -> bool:
     if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
         return True
     if state.settled:
-        return False
+        return cached_conversion(page, deps.blobs, state.template, rules) is not None
     if not rules:
         return True
     cached = deps.blobs.exists(markdown_cache_key(page, None, rules))
@@ -222,14 +221,14 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
         encoding=record.encoding,
     )
     try:
-        converted = converted_page(page, blobs, state.template, rules)
+        cache_key, converted = cached_or_converted(page, blobs, state.template, rules)
     except ConversionFailed as exc:
         if record.template == templating.DEFERRED:  # no first conversion to stand
             return replace(record, status=PageStatus.FAILED, reason=exc.reason, markdown_key=None)
         return record  # the first conversion stands
     key = record.markdown_key
     if is_cache_document(key):  # the cache holds the new conversion under its own key
-        key = markdown_cache_key(page, state.template, rules)
+        key = cache_key
     else:
         _store_page(blobs, key, converted, replacing=True)
     return replace(
@@ -269,10 +268,16 @@ def converted_page(
     page: CrawledPage, blobs: BlobStore, template: SiteTemplate | None = None, rules: bool = True
 ) -> ConvertedPage:
     """From the markdown cache, else converted now (and cached for next time)."""
-    key = markdown_cache_key(page, template, rules)
-    cached = blobs.get(key)
-    if cached is not None:
-        return _from_json(cached)
+    return cached_or_converted(page, blobs, template, rules)[1]
+
+
+def cached_or_converted(
+    page: CrawledPage, blobs: BlobStore, template: SiteTemplate | None = None, rules: bool = True
+) -> tuple[str, ConvertedPage]:
+    """``converted_page``, with the cache key it is kept under."""
+    found = cached_conversion(page, blobs, template, rules)
+    if found is not None:
+        return found
     body = blobs.get(page.body_key)
     if body is None:
         raise ConversionFailed("body_missing", f"no stored body for {page.url}")
@@ -281,8 +286,51 @@ def converted_page(
     except Exception as exc:  # noqa: BLE001 - any converter bug must cost one page, not the crawl
         log.warning("conversion of %s failed: %r", page.final_url, exc)
         raise ConversionFailed("conversion_error", f"{type(exc).__name__}: {exc}") from exc
+    key = conversion_key(page, template, rules, converted)
     cache_converted(blobs, key, converted)
-    return converted
+    return key, converted
+
+
+# A page a generator rule recognises is converted the same whatever the job's template
+# (``templating.by_rule``): the cache keeps its conversion once, under the key of no
+# template. Under the template's key, the key a page got would depend on whether the
+# template had settled when the page was read, which is timing: a re-crawl would
+# convert such a page again and assemble every output again (rustdoc's cargo docs, whose
+# template settles mid-crawl: a cached re-crawl cost 0.28 of a fresh one, not 0.1).
+
+
+def lookup_keys(page: CrawledPage, template: SiteTemplate | None, rules: bool) -> tuple[str, ...]:
+    """Where the page's markdown may be cached for ``template``, in the order looked up:
+    the template's key, then (a template, rules on) the key of no template, which stands
+    only for a rule's conversion (``cached_conversion``)."""
+    own = markdown_cache_key(page, template, rules)
+    if template is None or not rules:
+        return (own,)
+    return (own, markdown_cache_key(page, None, rules))
+
+
+def cached_conversion(
+    page: CrawledPage, blobs: BlobStore, template: SiteTemplate | None, rules: bool
+) -> tuple[str, ConvertedPage] | None:
+    """The page's cached conversion for ``template``, and its key; None: none is."""
+    keys = lookup_keys(page, template, rules)
+    for key in keys:
+        data = blobs.get(key)
+        if data is None:
+            continue
+        converted = _from_json(data)
+        if key == keys[0] or templating.by_rule(converted.extractor):
+            return key, converted
+    return None
+
+
+def conversion_key(
+    page: CrawledPage, template: SiteTemplate | None, rules: bool, converted: ConvertedPage
+) -> str:
+    """The cache key of a new conversion: a rule's under no template's (see above)."""
+    if rules and templating.by_rule(converted.extractor):
+        return markdown_cache_key(page, None, rules)
+    return markdown_cache_key(page, template, rules)
 
 
 # The converter (lxml trees, bs4, markdownify, readability) is imported on first use, not
@@ -393,11 +441,10 @@ def cached_record(
     and does not wait for the template. None when it would convert, defer or fail."""
     if not state.settled and not rules:
         return None  # every page waits for the template
-    key = markdown_cache_key(page, state.template, rules)
-    cached = blobs.get(key)
-    if cached is None:
+    found = cached_conversion(page, blobs, state.template, rules)
+    if found is None:
         return None
-    converted = _from_json(cached)
+    key, converted = found
     if not state.settled and not templating.by_rule(converted.extractor):
         return None  # deferred until the template settles
     return _ok_record(page, converted, key, templating.used(converted.extractor, state))

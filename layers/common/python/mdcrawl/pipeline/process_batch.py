@@ -32,7 +32,7 @@ from .process import (
     ProcessDeps,
     convert_ahead,
     generator_rules,
-    markdown_cache_key,
+    lookup_keys,
     process_page,
     settle_template,
 )
@@ -95,9 +95,9 @@ def _prefetch(pages: Sequence[CrawledPage], deps: ProcessDeps) -> None:
         return
     rules = generator_rules(pages[0].job_id, deps.jobs)
     template = templating.load(pages[0].job_id, deps.blobs).template  # one job per batch
-    keys = {page.url_hash: markdown_cache_key(page, template, rules) for page in pages}
-    prefetch(keys.values())
-    prefetch([p.body_key for p in pages if not deps.blobs.exists(keys[p.url_hash])])
+    keys = {page.url_hash: lookup_keys(page, template, rules) for page in pages}
+    prefetch([key for page_keys in keys.values() for key in page_keys])
+    prefetch([p.body_key for p in pages if not any(map(deps.blobs.exists, keys[p.url_hash]))])
 
 
 def _known_records(pages: Sequence[CrawledPage], store: Any) -> Any:

@@ -36,7 +36,9 @@ from .fetching import body_key, page_links, store_body, tree_page_links
 from .process import (
     ProcessDeps,
     cache_converted,
+    cached_conversion,
     cached_record,
+    conversion_key,
     converted_record,
     markdown_cache_key,
     note_waiting,
@@ -86,9 +88,8 @@ def read_fetched(
     page = crawled(fetched, content_hash)
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
-    key = markdown_cache_key(page, state.template, rules)
     recordable = _recordable(page, state, deps)
-    if deps.blobs.exists(key):
+    if _cached(page, state, rules, deps):
         links = page_links(fetched.body, page.final_url, page.encoding)
         record = cached_record(page, deps.blobs, state, rules) if recordable else None
         return Read(content_hash, links, record)
@@ -97,6 +98,7 @@ def read_fetched(
         note_waiting(page, deps.blobs)
     if converted is None:
         return Read(content_hash, links)
+    key = conversion_key(page, state.template, rules, converted)
     cache_converted(deps.blobs, key, converted)  # the tree is gone by now: no memory adds up
     if not recordable or not (state.settled or templating.by_rule(converted.extractor)):
         return Read(content_hash, links)  # the process step defers it: see process_page
@@ -104,6 +106,13 @@ def read_fetched(
     if converted_to is not None:
         converted_to(record, converted.markdown)
     return Read(content_hash, links, record)
+
+
+def _cached(page: CrawledPage, state: JobTemplate, rules: bool, deps: ProcessDeps) -> bool:
+    """Is the page's markdown cached for the job's template (``process.lookup_keys``)?"""
+    if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
+        return True
+    return cached_conversion(page, deps.blobs, state.template, rules) is not None
 
 
 def _recordable(page: CrawledPage, state: JobTemplate, deps: ProcessDeps) -> bool:

@@ -25,7 +25,7 @@ from ...errors import StoreError
 from ...models import CacheEntry, UrlState
 from ...pipeline import templating
 from ...pipeline.fetching import crawled_page
-from ...pipeline.process import cached_record, markdown_cache_key
+from ...pipeline.process import cached_record, lookup_keys
 from ...ports import CrawlOutcome, CrawlRequest, CrawlResponse
 
 log = logging.getLogger(__name__)
@@ -55,13 +55,14 @@ class CachedBatch:
         with the bodies."""
         items = {item.url_hash: item for item in self._request.items}
         return [
-            markdown_cache_key(
+            key
+            for h, entry in entries.items()
+            if entry is not None and entry.content_hash and h in items
+            for key in lookup_keys(
                 crawled_page(self._request.job_id, items[h], entry, True),
                 self._state.template,
                 self._rules,
             )
-            for h, entry in entries.items()
-            if entry is not None and entry.content_hash and h in items
         ]
 
     def recorded(self, response: CrawlResponse) -> CrawlResponse:
@@ -71,7 +72,8 @@ class CachedBatch:
             return response
         prefetch = getattr(self._blobs, "prefetch", None)
         if prefetch is not None:  # one ranged GET per run of a pack
-            prefetch([markdown_cache_key(p, self._state.template, self._rules) for p in cached])
+            keys = [lookup_keys(p, self._state.template, self._rules) for p in cached]
+            prefetch([key for page_keys in keys for key in page_keys])
         return replace(response, outcomes=tuple(self._with_record(o) for o in response.outcomes))
 
     def _with_record(self, outcome: CrawlOutcome) -> CrawlOutcome:
