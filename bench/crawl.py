@@ -46,7 +46,10 @@ SITES = {
     # Rust's `core` API reference (rust-doc): 27,000 small pages (median ~6 KB), capped.
     "rustcore": Path("/usr/share/doc/rust-doc/html"),
 }
-START = {"rustcore": "/core/index.html"}
+# Where a crawl starts, when not at /index.html. cargo-doc's folder has no index.html:
+# mdcrawl reads /index.html as / (the server's listing of the crates), the naive
+# crawler asked for /index.html and measured nothing.
+START = {"rustcore": "/core/index.html", "cargo": "/"}
 MAX_PAGES = {"rustcore": 2400}
 DEFAULT_SITES = ("django", "python", "rustcore")
 CONCURRENCY = 8

@@ -16,6 +16,7 @@ from mdcrawl.pipeline import process, templating
 from mdcrawl.pipeline.fetching import body_key
 from mdcrawl.pipeline.finalize import FinalizeDeps, with_settled_template
 from mdcrawl.pipeline.process import ProcessDeps, markdown_cache_key, process_page
+from mdcrawl.stored import read_markdown
 from mdcrawl.template import SAMPLE_SIZE
 
 from tests.support.aws import moto_clients
@@ -64,7 +65,7 @@ def finalized(stores: LocalStores, job_id: str) -> dict[str, str]:
 
 
 def markdown(stores: LocalStores, record: PageRecord) -> str:
-    return (stores.blobs.get(record.markdown_key or "") or b"").decode()
+    return read_markdown(stores.blobs, record.markdown_key or "")
 
 
 def test_the_template_settles_once_the_first_pages_are_in(stores: LocalStores) -> None:
@@ -305,3 +306,26 @@ def test_a_page_a_rule_recognises_is_cached_once_whenever_the_template_settles(
     assert early.markdown_key == late.markdown_key == markdown_cache_key(page, None, True)
     assert sum(u.endswith("/ruled.html") for u in converted) == 1  # the second job read it
     assert "A page the Sphinx rule recognises." in markdown(stores, late)
+
+
+def test_a_pages_record_names_the_same_document_whether_or_not_it_was_deferred(
+    stores: LocalStores,
+) -> None:
+    """Which pages wait for the template is timing (how many came before it settled).
+    Once finalize has converted them, each names the cache's document, as a page
+    converted with the settled template during the crawl does: the same record keys
+    whatever the arrival order, so a re-crawl's outputs stand (``FileOutputMemo``)."""
+    deps = replace(process_deps(stores), job_copy=False)
+    for job_id, order in (("forward", 1), ("backward", -1)):
+        for page in crawled(stores, job_id)[::order]:
+            process_page(page, deps)
+    finalize_deps = FinalizeDeps(
+        stores.jobs, stores.frontier, stores.pages, stores.blobs, stores.events, stores.clock
+    )
+    keys = {}
+    for job_id in ("forward", "backward"):
+        records = with_settled_template(job_id, stores.pages.list(job_id), finalize_deps)
+        keys[job_id] = {r.url: r.markdown_key for r in records}
+    assert {r.template for r in stores.pages.list("backward")} == {templating.DEFERRED}
+    assert keys["forward"] == keys["backward"]
+    assert all(key and key.startswith("cache/") for key in keys["backward"].values())

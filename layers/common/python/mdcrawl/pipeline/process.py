@@ -99,7 +99,8 @@ def process_page(page: CrawledPage, deps: ProcessDeps, settle: bool = True) -> P
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
     if not state.settled and _waits_for_template(page, deps.blobs, rules):
-        # finalize converts it into the job's own key (no cache document exists yet)
+        # A placeholder key (no cache document exists yet): finalize converts the page
+        # and points its record at the cache's document (``reprocess``)
         record = _deferred_record(page, job_key(page.job_id, f"pages/{page.url_hash}.md"))
     else:
         try:
@@ -227,7 +228,12 @@ def reprocess(record: PageRecord, state: JobTemplate, rules: bool, blobs: BlobSt
             return replace(record, status=PageStatus.FAILED, reason=exc.reason, markdown_key=None)
         return record  # the first conversion stands
     key = record.markdown_key
-    if is_cache_document(key):  # the cache holds the new conversion under its own key
+    # The cache holds the new conversion under its own key. A deferred page points there
+    # too: its placeholder key (the job's own) holds nothing yet, and which pages were
+    # deferred is timing (how many came before the template settled), so a copy made for
+    # them alone gave a re-crawl, whose pages find the template settled, other record
+    # keys than the crawl before it, and every output was assembled again.
+    if is_cache_document(key) or record.template == templating.DEFERRED:
         key = cache_key
     else:
         _store_page(blobs, key, converted, replacing=True)
