@@ -43,6 +43,9 @@ SITES = {
     "celery": Path("/usr/share/doc/python-celery-doc/html"),
     "cargo": Path("/usr/share/doc/cargo/doc"),
     "postgresql": Path("/usr/share/doc/postgresql-doc-15/html"),
+    # API references of generators no rule was written for: javadoc, gtk-doc.
+    "javadoc": Path("/usr/share/doc/libcommons-lang3-java/api"),
+    "gtkdoc": Path("/usr/share/gtk-doc/html/glib"),
     # Rust's `core` API reference (rust-doc): 27,000 small pages (median ~6 KB), capped.
     "rustcore": Path("/usr/share/doc/rust-doc/html"),
 }
