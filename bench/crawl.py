@@ -1,6 +1,6 @@
 """Crawl benchmark: printed ratios against baselines measured in the same run.
 
-    python -m bench.crawl [--site django python rustcore] [--latency 0.02] [--big]
+    python -m bench.crawl [--site django python rustcore] [--latency 0.02] [--big] [--keep-alive]
 
 Serves a real Debian docs site on 127.0.0.1 with per-request latency, then measures:
 the fresh crawl's wall time, CPU time and peak RSS (the CLI as a subprocess, pool
@@ -165,10 +165,16 @@ def describe(label: str, times: list[float]) -> str:
 
 
 def bench_site(
-    name: str, root: Path, latency: float, start_path: str = "/index.html", max_pages: int = 5000
+    name: str,
+    root: Path,
+    latency: float,
+    start_path: str = "/index.html",
+    max_pages: int = 5000,
+    keep_alive: bool = False,
 ) -> None:
     cores = os.cpu_count() or 1
-    with tempfile.TemporaryDirectory() as tmp, serve_directory(root, latency=latency) as server:
+    serving = serve_directory(root, latency=latency, keep_alive=keep_alive)
+    with tempfile.TemporaryDirectory() as tmp, serving as server:
         work = Path(tmp)
         load_before = load()
         fresh = crawl(server.url(start_path), work, "fresh", max_pages)
@@ -188,7 +194,7 @@ def bench_site(
     bound = max(floor, conv_wall)
     print(
         f"\n== {root}{start_path} ({len(urls)} pages, latency {latency * 1000:.0f} ms, "
-        f"{cores} cores)"
+        f"{'HTTP/1.1 kept alive' if keep_alive else 'HTTP/1.0'}, {cores} cores)"
     )
     print(f"load average            {load_before} before, {load_after} after the fresh crawl")
     print(f"fresh crawl wall        {fresh.wall_s:7.2f} s   peak RSS {fresh.peak_rss_mb:.0f} MB")
@@ -244,13 +250,20 @@ def main() -> None:
     parser.add_argument("--site", nargs="+", default=DEFAULT_SITES, choices=sorted(SITES))
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--big", action="store_true", help="also a ~2,000-page site, for RSS")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="serve HTTP/1.1 with connections kept open, as real docs hosts do (default: "
+        "HTTP/1.0, a connection per request: the numbers the README has tracked)",
+    )
     args = parser.parse_args()
     for site in args.site:
         start = START.get(site, "/index.html")
-        bench_site(site, SITES[site], args.latency, start, MAX_PAGES.get(site, 5000))
+        pages = MAX_PAGES.get(site, 5000)
+        bench_site(site, SITES[site], args.latency, start, pages, args.keep_alive)
     if args.big:
         with tempfile.TemporaryDirectory() as tmp:
-            bench_site("big", big_site(Path(tmp)), args.latency)
+            bench_site("big", big_site(Path(tmp)), args.latency, keep_alive=args.keep_alive)
 
 
 if __name__ == "__main__":

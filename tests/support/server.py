@@ -109,15 +109,28 @@ def _etag(path: Path) -> str:
     return '"' + hashlib.md5(f"{stat.st_mtime_ns}-{stat.st_size}".encode()).hexdigest() + '"'
 
 
+class _KeepAliveHandler(_Handler):
+    """HTTP/1.1: a connection serves request after request, as a real docs host's does.
+    Without Nagle's algorithm: the stdlib writes an answer's headers and body in two
+    sends, and on a connection kept open the body then waited for the client's delayed
+    ACK of the headers (40 ms, twice the latency a bench asks for)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+
 class _DocsServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, root: Path, latency: float, routes: dict[str, Route]) -> None:
+    def __init__(
+        self, root: Path, latency: float, routes: dict[str, Route], keep_alive: bool = False
+    ) -> None:
         self.stats = ServerStats()
         self.latency = latency
         self.routes = routes
-        handler = lambda *a, **kw: _Handler(*a, directory=str(root), **kw)  # noqa: E731
+        kind = _KeepAliveHandler if keep_alive else _Handler
+        handler = lambda *a, **kw: kind(*a, directory=str(root), **kw)  # noqa: E731
         super().__init__(("127.0.0.1", 0), handler)
 
 
@@ -133,11 +146,16 @@ class RunningServer:
 
 @contextmanager
 def serve_directory(
-    root: Path | str, latency: float = 0.0, routes: dict[str, Route] | None = None
+    root: Path | str,
+    latency: float = 0.0,
+    routes: dict[str, Route] | None = None,
+    keep_alive: bool = False,
 ) -> Iterator[RunningServer]:
-    """Serve ``root`` on 127.0.0.1 (a free port) for the duration of the block."""
+    """Serve ``root`` on 127.0.0.1 (a free port) for the duration of the block.
+    ``keep_alive``: HTTP/1.1 connections kept open (default: HTTP/1.0, one connection per
+    request, which the fault routes' hand-written answers rely on)."""
     routes = {} if routes is None else routes
-    server = _DocsServer(Path(root), latency, routes)
+    server = _DocsServer(Path(root), latency, routes, keep_alive)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
