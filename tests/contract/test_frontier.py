@@ -186,3 +186,13 @@ def test_a_lease_is_still_held_at_the_instant_it_expires(frontier):
     frontier.claim(JOB, limit=1, lease_s=10.0, now=0.0)
     assert frontier.reclaim_expired(JOB, now=10.0, max_attempts=3) == 0
     assert frontier.reclaim_expired(JOB, now=10.5, max_attempts=3) == 1
+
+
+def test_overflow_counts_each_url_once_per_job_across_calls(frontier):
+    frontier.note_overflow(JOB, ["h1", "h2", "h1"])
+    frontier.note_overflow(JOB, ["h2", "h3"])
+    frontier.note_overflow("job-2", ["h1"])
+    frontier.note_overflow(JOB, [])
+    assert frontier.overflow(JOB) == 3
+    assert frontier.overflow("job-2") == 1
+    assert frontier.overflow("job-3") == 0

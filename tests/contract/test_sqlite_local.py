@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from mdcrawl.adapters.local import open_local_stores
-from mdcrawl.adapters.local.schema import SCHEMA_VERSION
+from mdcrawl.adapters.local.schema import SCHEMA_VERSION, V1
 from mdcrawl.adapters.local.stores import DB_NAME
 from mdcrawl.errors import StoreError
 from mdcrawl.models import Counters, EventType, UrlState
@@ -144,6 +144,22 @@ def test_data_survives_closing_and_reopening(root):
         stores.frontier.add("job-1", [item("a")])
     with open_local_stores(root) as stores:
         assert stores.jobs.get("job-1") == job()
+        assert [i.url for i in stores.frontier.items("job-1")] == [item("a").url]
+
+
+def test_a_database_of_the_first_schema_is_migrated_with_its_data(root):
+    root.mkdir(parents=True)
+    with sqlite3.connect(root / DB_NAME) as conn:  # as mdcrawl wrote it before V2
+        for statement in V1:
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version = 1")
+    with open_local_stores(root) as stores:
+        stores.jobs.create(job())
+        stores.frontier.add("job-1", [item("a")])
+        stores.frontier.note_overflow("job-1", ["h1", "h2"])
+    with open_local_stores(root) as stores:
+        version = stores.db.query("PRAGMA user_version")[0][0]
+        assert (version, stores.frontier.overflow("job-1")) == (SCHEMA_VERSION, 2)
         assert [i.url for i in stores.frontier.items("job-1")] == [item("a").url]
 
 

@@ -210,3 +210,22 @@ def test_entries_carry_the_ttl(aws):
     frontier(aws).add(JOB, [item("a")])
     (row,) = log(aws)
     assert row[TTL_ATTRIBUTE]["N"] == str(int(5000 + DAY))
+
+
+def test_urls_past_the_cap_are_counted_once_by_every_instance(aws):
+    f = frontier(aws)
+    f.add(JOB, [item("a")])
+    with f.batch():  # as the orchestrator notes them: with the outcome that found them
+        f.note_overflow(JOB, ["h1", "h2"])
+    frontier(aws).note_overflow(JOB, ["h2", "h3"])  # the next slice meets h2 again
+    assert frontier(aws).overflow(JOB) == 3
+    assert f.overflow(JOB) == 3  # the first instance reads what the other wrote
+
+
+def test_a_page_of_100000_links_past_the_cap_is_split_into_items_under_400_kb(aws):
+    hashes = [url_hash(f"https://docs.example.com/ref/{n}.html") for n in range(100_000)]
+    frontier(aws).note_overflow(JOB, hashes)
+    rows = log(aws)
+    assert len(rows) > 1
+    assert max(len(row["log"]["B"]) for row in rows) < 400 * 1024
+    assert frontier(aws).overflow(JOB) == 100_000

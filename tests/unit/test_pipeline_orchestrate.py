@@ -440,3 +440,27 @@ async def test_a_batch_that_fails_half_way_leaves_nothing_and_a_resume_ends_the_
         uninterrupted = await _crawl_to_the_end(stores, crash=False)
     with open_local_stores(tmp_path / "crashed") as stores:
         assert await _crawl_to_the_end(stores, crash=True) == uninterrupted
+
+
+async def test_urls_past_the_cap_found_by_a_killed_run_still_count(stores: LocalStores) -> None:
+    """A run killed after its first page's outcome (the URLs it found past the cap held
+    only in its memory, they were lost), then resumed: what is left is counted as by a
+    run that went through. The start page links p0..p9 past the cap, a and b link q0..q4;
+    the resumed run sees only the q's again."""
+    past = tuple(f"{BASE}p{i}" for i in range(10))
+    later = tuple(f"{BASE}q{i}" for i in range(5))
+    links = {BASE: (BASE + "a", BASE + "b", *past), BASE + "a": later, BASE + "b": later}
+    invoker = ScriptedInvoker({}, links)
+    job_id, deps = run(stores, invoker, CrawlOptions(max_pages=3))
+    tuning = Tuning(tick_s=0.01, lease_s=0.05)
+    second_call = asyncio.Event()
+    invoker.on_crawl = lambda: second_call.set() if invoker.crawled else None
+    first = asyncio.ensure_future(orchestrate(job_id, deps, stop_at=float("inf"), tuning=tuning))
+    await second_call.wait()  # the start page's outcome is applied: a and b are claimed
+    first.cancel()  # the run dies with its crawl calls
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    invoker.on_crawl = lambda: None
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=tuning) == "finalize"
+    job = stores.jobs.get(job_id)
+    assert (job.counters.discovered, job.truncated, job.left) == (3, True, 15)

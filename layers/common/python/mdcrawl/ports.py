@@ -96,6 +96,15 @@ class Frontier(Protocol):
         """Every item of the job, in ``order``."""
         ...
 
+    def note_overflow(self, job_id: str, url_hashes: Sequence[str]) -> None:
+        """Remember in-scope URLs found past the page cap (never added, never crawled):
+        a set, so a URL met again, by a later run of the job too, counts once."""
+        ...
+
+    def overflow(self, job_id: str) -> int:
+        """How many distinct URLs ``note_overflow`` has remembered for the job."""
+        ...
+
 
 class ContentCache(Protocol):
     """URL -> what was last fetched there; shared by every job (and every user on AWS)."""

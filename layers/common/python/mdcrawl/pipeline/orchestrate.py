@@ -314,9 +314,10 @@ class _Engine:
             return DONE
         if self.stop == "cancel":
             return self._cancel(now)
-        left = job.left + len(self.state.overflow)
+        # Every run's, a killed one's too: the frontier keeps them with their outcomes.
+        left = self.deps.frontier.overflow(self.job_id)
         if self.stop == "stop_at":
-            if self.state.overflow:
+            if left:
                 self.deps.jobs.update(self.job_id, truncated=True, left=left)
             return CONTINUE
         return self._to_finalizing(job, left)
@@ -324,7 +325,7 @@ class _Engine:
     def _to_finalizing(self, job: Job, left: int) -> str:
         counts = self.deps.frontier.counts(self.job_id)
         unsettled = counts[UrlState.PENDING] + counts[UrlState.LEASED]
-        truncated = job.truncated or bool(self.state.overflow) or unsettled > 0
+        truncated = job.truncated or left > 0 or unsettled > 0
         self.deps.jobs.transition(
             self.job_id,
             [JobStatus.RUNNING],

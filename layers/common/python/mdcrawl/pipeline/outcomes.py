@@ -36,7 +36,8 @@ class RunState:
     scope: Scope
     known: set[str]  # url hashes already in the frontier
     discovered: int
-    overflow: set[str] = field(default_factory=set)  # in scope, but past the page cap
+    # In scope, but past the page cap: those this run noted (``Frontier.note_overflow``)
+    overflow: set[str] = field(default_factory=set)
     start_error: str | None = None
     # Links (as the crawler gave them) already looked at in this run: every page of a
     # docs site repeats the same navigation, and judging a link again gives the same
@@ -147,7 +148,10 @@ def add_urls(
         return
     fresh = _new_in_scope(run, urls, normalised)
     room = max(options.max_pages - run.discovered, 0)
-    run.overflow.update(hashed for _, hashed in fresh[room:])
+    past_cap = [hashed for _, hashed in fresh[room:] if hashed not in run.overflow]
+    if past_cap:  # kept in the frontier: a resumed or later run counts them once
+        run.overflow.update(past_cap)
+        ports.frontier.note_overflow(run.job.job_id, past_cap)
     items = _items(fresh[:room], urls, depth, parent, from_sitemap)
     if not items:
         return

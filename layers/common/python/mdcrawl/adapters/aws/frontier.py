@@ -125,6 +125,17 @@ class DynamoDbFrontier:
             view = self._refresh(job_id)
             return {state: view.counts.get(state, 0) for state in UrlState}
 
+    def note_overflow(self, job_id: str, url_hashes: Sequence[str]) -> None:
+        def unseen(view: View) -> Entry:
+            return Entry(overflow=sorted(set(url_hashes) - view.overflow))
+
+        with self._lock:
+            self._write(job_id, unseen, lambda e: e.overflow)
+
+    def overflow(self, job_id: str) -> int:
+        with self._lock:
+            return len(self._refresh(job_id).overflow)
+
     def items(self, job_id: str) -> list[FrontierItem]:
         with self._lock:
             return list(self._refresh(job_id).items)
@@ -315,6 +326,13 @@ def _split(entry: Entry) -> list[Entry]:
             parts.append(Entry())
             size = 0
         parts[-1].add.append(item)
+        size += text
+    for url_hash in entry.overflow:  # a page of 50,000 links past the cap: 1 MB of hashes
+        text = len(url_hash) + 4
+        if (parts[-1].add or parts[-1].overflow) and size + text > ADD_BYTES:
+            parts.append(Entry())
+            size = 0
+        parts[-1].overflow.append(url_hash)
         size += text
     parts[-1].merge(
         Entry(

@@ -37,9 +37,10 @@ class Entry:
     lease: list[int] = field(default_factory=list)
     lease_expires: float | None = None
     bump: list[tuple[int, str]] = field(default_factory=list)
+    overflow: list[str] = field(default_factory=list)  # url hashes past the page cap
 
     def empty(self) -> bool:
-        return not (self.add or self.settle or self.lease or self.bump)
+        return not (self.add or self.settle or self.lease or self.bump or self.overflow)
 
     def merge(self, later: Entry) -> None:
         """Append ``later``'s changes (adds and settles commute: a settle names a URL
@@ -47,6 +48,7 @@ class Entry:
         self.add.extend(later.add)
         self.settle.extend(later.settle)
         self.bump.extend(later.bump)
+        self.overflow.extend(later.overflow)
         if later.lease:
             self.lease.extend(later.lease)
             self.lease_expires = later.lease_expires
@@ -66,6 +68,7 @@ class View:
         self.counters: dict[tuple[int, str], int] = {}
         self._cursor = 0  # every order below it has left pending at least once
         self._retry: list[int] = []  # orders given back (may hold stale entries)
+        self.overflow: set[str] = set()  # url hashes found past the page cap
 
     # --- folding -----------------------------------------------------------------
     def apply(self, entry: Entry) -> None:
@@ -79,6 +82,7 @@ class View:
         for order, counter in entry.bump:
             key = (order, counter)
             self.counters[key] = self.counters.get(key, 0) + 1
+        self.overflow.update(entry.overflow)
 
     def _add(self, item: FrontierItem) -> None:
         if item.order != len(self.items):

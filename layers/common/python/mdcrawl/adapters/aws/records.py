@@ -80,6 +80,8 @@ def frontier_entry_to_attrs(job_id: str, seq: int, entry: Entry) -> dict[str, An
         body["lease"], body["expires"] = entry.lease, entry.lease_expires
     if entry.bump:
         body["bump"] = [list(b) for b in entry.bump]
+    if entry.overflow:
+        body["over"] = entry.overflow
     packed = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
     return {"job_id": job_id, "seq": seq, FRONTIER_ENTRY_ATTRIBUTE: packed}
 
@@ -97,6 +99,7 @@ def frontier_entry_from_attrs(attrs: dict[str, Any]) -> Entry:
         lease=list(body.get("lease", [])),
         lease_expires=body.get("expires"),
         bump=[(o, c) for o, c in body.get("bump", [])],
+        overflow=list(body.get("over", [])),
     )
 
 

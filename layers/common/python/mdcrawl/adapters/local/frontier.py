@@ -37,6 +37,21 @@ class SqliteFrontier:
                     next_order += 1
         return added
 
+    def note_overflow(self, job_id: str, url_hashes: Sequence[str]) -> None:
+        if not url_hashes:
+            return
+        with self._db.write() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO frontier_overflow (job_id, url_hash) VALUES (?, ?)",
+                [(job_id, url_hash) for url_hash in url_hashes],
+            )
+
+    def overflow(self, job_id: str) -> int:
+        rows = self._db.query(
+            "SELECT COUNT(*) AS n FROM frontier_overflow WHERE job_id = ?", (job_id,)
+        )
+        return int(rows[0]["n"])
+
     def claim(self, job_id: str, limit: int, lease_s: float, now: float) -> list[FrontierItem]:
         if limit <= 0:
             return []

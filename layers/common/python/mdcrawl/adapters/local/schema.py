@@ -61,6 +61,16 @@ V1 = (
     "CREATE INDEX subscriptions_by_job ON subscriptions (job_id, connection_id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1,)
+# The URLs a job found past its page cap, by hash (``Frontier.note_overflow``): kept with
+# the outcomes that found them, so a killed and resumed crawl counts them as one that
+# ran through does.
+V2 = (
+    "CREATE TABLE frontier_overflow ("
+    " job_id TEXT NOT NULL,"
+    " url_hash TEXT NOT NULL,"
+    " PRIMARY KEY (job_id, url_hash)) WITHOUT ROWID",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1, V2)
 
 SCHEMA_VERSION = len(MIGRATIONS)
