@@ -1,7 +1,7 @@
 """Same input, same output, on every docs site we have: a crawl's outputs must not
 depend on timing, on an interruption, or on how the crawl before it went.
 
-    python -m bench.sweep [--site django aeson ...] [--max-pages 800]
+    python -m bench.sweep [--site django aeson ...] [--max-pages 800] [--no-generator-rules]
 
 For each site of ``tests/support/sites.py`` (its Debian package installed), served on
 127.0.0.1 with 2 ms of latency, five crawls:
@@ -44,10 +44,13 @@ LATENCY = 0.002
 _FROM_CACHE = re.compile(rb'"from_cache": (?:true|false), ')
 
 
-def crawl_command(url: str, out: Path, cache: Path, max_pages: int, concurrency: int) -> list[str]:
+def crawl_command(
+    url: str, out: Path, cache: Path, max_pages: int, concurrency: int, extra: list[str]
+) -> list[str]:
     return [
         MDCRAWL, "crawl", url, "--out", str(out), "--cache-dir", str(cache), "--quiet",
         "--max-pages", str(max_pages), "--budget", "3000", "--concurrency", str(concurrency),
+        *extra,
     ]  # fmt: skip
 
 
@@ -89,14 +92,15 @@ def differences(reference: dict[str, str], other: dict[str, str]) -> list[str]:
                   if reference.get(name) != other.get(name))  # fmt: skip
 
 
-def sweep_site(name: str, max_pages: int) -> list[str]:
+def sweep_site(name: str, max_pages: int, extra: list[str]) -> list[str]:
     """The site's line, and the names of the checks whose outputs differed."""
     site = SITES[name]
     with tempfile.TemporaryDirectory() as tmp, serve_directory(site.root, LATENCY) as server:
         work, url = Path(tmp), server.url(site.start)
 
         def command(case: str, concurrency: int = 8) -> list[str]:
-            return crawl_command(url, work / case, work / f"{case}-cache", max_pages, concurrency)
+            cache = work / f"{case}-cache"
+            return crawl_command(url, work / case, cache, max_pages, concurrency, extra)
 
         wall = run(command("reference"))
         reference = outputs(work / "reference")
@@ -129,11 +133,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--site", nargs="+", choices=sorted(SITES))
     parser.add_argument("--max-pages", type=int, default=800)
+    parser.add_argument(
+        "--no-generator-rules",
+        action="store_true",
+        help="the generic engine alone: every page waits for the site's learned template",
+    )
     args = parser.parse_args()
+    extra = ["--no-generator-rules"] if args.no_generator_rules else []
     names = args.site or [n for n, s in SITES.items() if (s.root / s.start.lstrip("/")).is_file()]
     failures = 0
     for name in names:
-        line, *failed = sweep_site(name, args.max_pages)
+        line, *failed = sweep_site(name, args.max_pages, extra)
         print(line, flush=True)
         failures += bool(failed)
     print(f"{len(names) - failures} of {len(names)} sites: outputs independent of timing, "
