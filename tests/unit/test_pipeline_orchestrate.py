@@ -464,3 +464,21 @@ async def test_urls_past_the_cap_found_by_a_killed_run_still_count(stores: Local
     assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=tuning) == "finalize"
     job = stores.jobs.get(job_id)
     assert (job.counters.discovered, job.truncated, job.left) == (3, True, 15)
+
+
+async def test_urls_past_the_cap_are_remembered_up_to_a_bound(
+    stores: LocalStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile page may link to a hundred thousand URLs past the cap, every page to
+    others: the job remembers (and ``left`` counts) at most ``MAX_OVERFLOW`` of them,
+    a resumed run only what room the runs before it left."""
+    from mdcrawl.pipeline import outcomes
+
+    monkeypatch.setattr(outcomes, "MAX_OVERFLOW", 4)
+    links = {BASE: tuple(f"{BASE}p{i}" for i in range(10)), f"{BASE}p0": (f"{BASE}q",)}
+    job_id, deps = run(stores, ScriptedInvoker({}, links), CrawlOptions(max_pages=4))
+    stores.frontier.note_overflow(job_id, ["noted-by-an-earlier-run"])
+    assert await orchestrate(job_id, deps, stop_at=float("inf"), tuning=FAST) == "finalize"
+    job = stores.jobs.get(job_id)
+    assert (job.truncated, job.left) == (True, 4)
+    assert stores.frontier.overflow(job_id) == 4

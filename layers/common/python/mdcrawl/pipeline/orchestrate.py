@@ -38,7 +38,7 @@ from ..ports import (
 from ..urls import scope_for
 from .counting import SummedCounters
 from .jobs import fail, get_job
-from .outcomes import OutcomePorts, RunState, apply_outcome, release
+from .outcomes import OutcomePorts, RunState, apply_outcome, overflow_room_left, release
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,8 @@ class _Engine:
         self.deps, self.tuning = deps, tuning
         known = {item.url_hash for item in deps.frontier.items(job.job_id)}
         scope = scope_for(job.url, job.options.include, job.options.exclude)
-        self.state = RunState(job, scope, known, discovered=len(known))
+        room = overflow_room_left(deps.frontier.overflow(job.job_id))
+        self.state = RunState(job, scope, known, discovered=len(known), overflow_room=room)
         self.tasks: dict[asyncio.Task[CrawlResponse], tuple[FrontierItem, ...]] = {}
         # Finished crawl calls waiting for every URL claimed before theirs (see above).
         self.finished: list[tuple[tuple[FrontierItem, ...], asyncio.Task[CrawlResponse]]] = []

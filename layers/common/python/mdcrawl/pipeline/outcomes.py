@@ -36,8 +36,10 @@ class RunState:
     scope: Scope
     known: set[str]  # url hashes already in the frontier
     discovered: int
-    # In scope, but past the page cap: those this run noted (``Frontier.note_overflow``)
+    # In scope, but past the page cap: those this run noted (``Frontier.note_overflow``),
+    # at most ``overflow_room`` of them (``overflow_room_left``)
     overflow: set[str] = field(default_factory=set)
+    overflow_room: int = 0
     start_error: str | None = None
     # Links (as the crawler gave them) already looked at in this run: every page of a
     # docs site repeats the same navigation, and judging a link again gives the same
@@ -122,6 +124,18 @@ def record_unfetched(
         run.start_error = start_error(item.url, outcome)
 
 
+# URLs past the page cap a job remembers (their count is the job's ``left``): a page may
+# link to a hundred thousand, and a hostile site's every page to as many others; past
+# this many, ``left`` counts no further (each is a row locally, ~20 bytes of DynamoDB log
+# on AWS).
+MAX_OVERFLOW = 100_000
+
+
+def overflow_room_left(remembered: int) -> int:
+    """How many more URLs past the cap a run may note, the job holding ``remembered``."""
+    return max(MAX_OVERFLOW - remembered, 0)
+
+
 def start_error(url: str, outcome: CrawlOutcome) -> str:
     reason = outcome.reason or "fetch_error"
     if reason in START_FAILURES:
@@ -149,6 +163,7 @@ def add_urls(
     fresh = _new_in_scope(run, urls, normalised)
     room = max(options.max_pages - run.discovered, 0)
     past_cap = [hashed for _, hashed in fresh[room:] if hashed not in run.overflow]
+    past_cap = past_cap[: max(run.overflow_room - len(run.overflow), 0)]
     if past_cap:  # kept in the frontier: a resumed or later run counts them once
         run.overflow.update(past_cap)
         ports.frontier.note_overflow(run.job.job_id, past_cap)
