@@ -448,9 +448,13 @@ def cached_record(
     if not state.settled and not rules:
         return None  # every page waits for the template
     found = cached_conversion(page, blobs, state.template, rules)
-    if found is None:
-        return None
-    key, converted = found
+    return None if found is None else record_of_cached(page, *found, state)
+
+
+def record_of_cached(
+    page: CrawledPage, key: str, converted: ConvertedPage, state: JobTemplate
+) -> PageRecord | None:
+    """``cached_record`` of the conversion ``cached_conversion`` found under ``key``."""
     if not state.settled and not templating.by_rule(converted.extractor):
         return None  # deferred until the template settles
     return _ok_record(page, converted, key, templating.used(converted.extractor, state))

@@ -18,7 +18,7 @@ crawl outcome carries it, and the orchestrator records it with the outcome
 fresh page instead of two, and the record lands in the outcome's own transaction.
 
 Nothing here decides anything the process step would not: the markdown is cached under
-the key the process step looks up (``process.markdown_cache_key``), with the template
+the key the process step looks up (``process.lookup_keys``), with the template
 and rules the job has when the page is read; a template settled in between gives
 another key, and the process step converts again with it, as it always did.
 """
@@ -37,11 +37,10 @@ from .process import (
     ProcessDeps,
     cache_converted,
     cached_conversion,
-    cached_record,
     conversion_key,
     converted_record,
-    markdown_cache_key,
     note_waiting,
+    record_of_cached,
 )
 from .templating import JobTemplate
 
@@ -89,9 +88,10 @@ def read_fetched(
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
     recordable = _recordable(page, state, deps)
-    if _cached(page, state, rules, deps):
+    found = cached_conversion(page, deps.blobs, state.template, rules)
+    if found is not None:
         links = page_links(fetched.body, page.final_url, page.encoding)
-        record = cached_record(page, deps.blobs, state, rules) if recordable else None
+        record = record_of_cached(page, *found, state) if recordable else None
         return Read(content_hash, links, record)
     links, converted, ruleless = _links_and_markdown(fetched.body, page, state, rules)
     if ruleless and rules:  # the process step would parse the body again to learn it
@@ -106,13 +106,6 @@ def read_fetched(
     if converted_to is not None:
         converted_to(record, converted.markdown)
     return Read(content_hash, links, record)
-
-
-def _cached(page: CrawledPage, state: JobTemplate, rules: bool, deps: ProcessDeps) -> bool:
-    """Is the page's markdown cached for the job's template (``process.lookup_keys``)?"""
-    if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
-        return True
-    return cached_conversion(page, deps.blobs, state.template, rules) is not None
 
 
 def _recordable(page: CrawledPage, state: JobTemplate, deps: ProcessDeps) -> bool:
