@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -164,6 +166,55 @@ async def test_start_url_brings_sitemap_urls(stores: LocalStores) -> None:
     fetcher = ScriptedFetcher({BASE: ok(BASE)})
     response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))
     assert response.outcomes[0].sitemap == (BASE + "from-sitemap.html",)
+
+
+class SitemapFirstFetcher(ScriptedFetcher):
+    """Holds the start page's answer until the sitemap is asked for (at most
+    ``patience`` seconds): ``sitemap_asked_meanwhile`` says whether it was."""
+
+    def __init__(
+        self,
+        script: dict[str, FetchResult | Exception],
+        patience: float = 2.0,
+        sitemap_takes: float = 0.0,
+    ):
+        super().__init__(script)
+        self.patience, self.sitemap_takes = patience, sitemap_takes
+        self.sitemap_asked = asyncio.Event()
+        self.sitemap_asked_meanwhile = False
+
+    async def fetch(self, url: str, etag: str | None = None, last_modified: str | None = None):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.sitemap_asked.wait(), self.patience)
+        self.sitemap_asked_meanwhile = self.sitemap_asked.is_set()
+        return await super().fetch(url, etag, last_modified)
+
+    async def sitemap_urls(self, start_url: str) -> list[str]:
+        self.sitemap_asked.set()
+        await asyncio.sleep(self.sitemap_takes)
+        return await super().sitemap_urls(start_url)
+
+
+async def test_the_sitemap_is_read_while_the_start_page_is_fetched(stores: LocalStores) -> None:
+    """Not after it: the crawl's first links wait for both (a round trip or more saved)."""
+    fetcher = SitemapFirstFetcher({BASE: ok(BASE)})
+    response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))
+    assert fetcher.sitemap_asked_meanwhile
+    [outcome] = response.outcomes
+    assert outcome.state is UrlState.DONE
+    assert outcome.sitemap == (BASE + "from-sitemap.html",)
+    assert BASE + "b.html" in outcome.links
+
+
+async def test_a_start_page_that_fails_brings_no_sitemap_and_leaves_no_read_running(
+    stores: LocalStores,
+) -> None:
+    fetcher = SitemapFirstFetcher({BASE: errors.HttpStatusError("404", 404)}, 0.5, 60.0)
+    response = await crawl_batch(request(BASE, depth=0), deps(stores, fetcher, Clock()))
+    [outcome] = response.outcomes
+    assert (outcome.state, outcome.reason, outcome.sitemap) == (UrlState.FAILED, "http_404", ())
+    running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert not running
 
 
 async def judged_by_thread(

@@ -9,6 +9,7 @@ retries them (up to its cap); the others are final, with a reason for the manife
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Protocol
@@ -75,23 +76,47 @@ async def crawl_batch(request: CrawlRequest, deps: CrawlDeps) -> CrawlResponse:
 
 async def crawl_item(request: CrawlRequest, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
     try:
-        outcome = await _crawl(request, item, deps)
+        return await _crawl(request, item, deps)
     except errors.FetchError as exc:
         return failure_outcome(item, exc)
     except errors.StoreError as exc:
         # The page may be fine; storage hiccuped. Let the orchestrator try again later.
         log.warning("store error while crawling %s: %s", item.url, exc)
         return CrawlOutcome(item.url_hash, UrlState.PENDING, "store_error", detail=str(exc))
-    if item.depth == 0:
-        outcome = await _with_sitemap(outcome, item, deps)
-    return outcome
 
 
 async def _crawl(request: CrawlRequest, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
     if request.options.respect_robots and not await deps.fetcher.allowed(item.url):
         raise errors.RobotsDisallowed(f"robots.txt disallows {item.url}")
-    page, links = await fetch_page(request, item, deps)
-    return CrawlOutcome(item.url_hash, UrlState.DONE, page=page, links=links)
+    if item.depth != 0:
+        page, links = await fetch_page(request, item, deps)
+        return CrawlOutcome(item.url_hash, UrlState.DONE, page=page, links=links)
+    # The start URL's outcome also carries the site's sitemap URLs (seeds), read while
+    # the page is fetched and read: a fresh crawl's first links wait for both, so one
+    # after the other cost it a round trip or more (a sitemap index and its children)
+    # before any other page could be asked for. robots.txt is read first either way.
+    seeds = asyncio.ensure_future(_sitemap_seeds(item, deps))
+    try:
+        page, links = await fetch_page(request, item, deps)
+    except BaseException:
+        await _dropped(seeds)
+        raise
+    return CrawlOutcome(item.url_hash, UrlState.DONE, page=page, links=links, sitemap=await seeds)
+
+
+async def _sitemap_seeds(item: FrontierItem, deps: CrawlDeps) -> tuple[str, ...]:
+    try:
+        return tuple(await deps.fetcher.sitemap_urls(item.url))
+    except errors.FetchError as exc:
+        log.info("no sitemap for %s: %s", item.url, exc)
+        return ()
+
+
+async def _dropped(task: asyncio.Future[tuple[str, ...]]) -> None:
+    """Cancel a sitemap read whose start page failed, and wait for it to stop."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
 
 
 def failure_outcome(item: FrontierItem, exc: errors.FetchError) -> CrawlOutcome:
@@ -107,22 +132,3 @@ def failure_outcome(item: FrontierItem, exc: errors.FetchError) -> CrawlOutcome:
         return CrawlOutcome(item.url_hash, state, reason, detail=detail)
     # Connection refused, timeouts, DNS: the network's fault, maybe not for long.
     return CrawlOutcome(item.url_hash, UrlState.PENDING, exc.reason, detail=detail)
-
-
-async def _with_sitemap(outcome: CrawlOutcome, item: FrontierItem, deps: CrawlDeps) -> CrawlOutcome:
-    """The start URL's outcome also carries the site's sitemap URLs (seeds)."""
-    if outcome.state is not UrlState.DONE:
-        return outcome
-    try:
-        sitemap = await deps.fetcher.sitemap_urls(item.url)
-    except errors.FetchError as exc:
-        log.info("no sitemap for %s: %s", item.url, exc)
-        return outcome
-    return CrawlOutcome(
-        outcome.url_hash,
-        outcome.state,
-        outcome.reason,
-        outcome.page,
-        outcome.links,
-        sitemap=tuple(sitemap),
-    )
