@@ -3,6 +3,9 @@ re-crawl whose start page is cached starts it only if a page needs converting.""
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -30,3 +33,39 @@ def test_the_forkserver_starts_before_the_first_request_unless_the_start_page_is
         assert requests_before == [0]  # fresh: started before robots.txt was asked for
         assert crawl(server.url("/index.html"), cache, tmp_path / "again") == 0
     assert requests_before == [0]  # cached: not started up front
+
+
+def test_the_start_pages_links_are_asked_for_while_the_workers_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing else can be fetched before the start page's links are known: it is read
+    for them at once, not after the workers' forkserver is up (~0.3 s of start-up). Here
+    the forkserver is held back until the start page's link is asked for (or 10 s)."""
+    from mdcrawl.runtime import workers
+
+    site = write_site(tmp_path / "site", {"/index.html": "<a href='a.html'>A</a>", "/a.html": ""})
+    with serve_directory(site) as server:
+        real, held = workers.start_workers, Future[None]()
+        asked_first: list[bool] = []
+
+        def release_when_asked() -> None:
+            deadline = time.monotonic() + 10.0
+            while time.monotonic() < deadline and "/a.html" not in server.stats.paths():
+                time.sleep(0.01)
+            asked_first.append("/a.html" in server.stats.paths())
+            real().result(timeout=120)
+            held.set_result(None)
+
+        releaser = threading.Thread(target=release_when_asked, daemon=True)
+
+        def holding() -> Future[None]:
+            if releaser.ident is None:
+                releaser.start()
+            return held
+
+        monkeypatch.setattr(local, "start_workers", holding)
+        monkeypatch.setattr(workers, "start_workers", holding)
+        assert crawl(server.url("/index.html"), tmp_path / "cache", tmp_path / "out") == 0
+    assert asked_first == [True]
+    pages = (tmp_path / "out" / "docs.md").read_text(encoding="utf-8")
+    assert "Page index.html" in pages and "Page a.html" in pages  # both converted
