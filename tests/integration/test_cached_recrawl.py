@@ -72,3 +72,48 @@ def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(
     assert fresh["pools"] == 1 and "mdcrawl.runtime.local" in again["modules"]
     assert again["pools"] == 0
     assert CONVERTER & set(again["modules"]) == set()
+
+
+DOCUMENT_READS = """
+import json, sys
+from mdcrawl.pipeline import process
+read = []
+real = process._from_json
+def counted(data):
+    read.append(len(data))
+    return real(data)
+process._from_json = counted
+from mdcrawl.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "reads": len(read)}))
+"""
+
+
+def document_reads(url: str, tmp: Path) -> int:
+    """The markdown cache documents the crawl's process steps decoded (a crawl in a fresh
+    interpreter, as the CLI runs it)."""
+    cmd = [sys.executable, "-c", DOCUMENT_READS, "crawl", url, "--quiet"]
+    cmd += ["--cache-dir", str(tmp / "cache"), "--out", str(tmp / "out")]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    assert probe["code"] == 0, done.stderr
+    return int(probe["reads"])
+
+
+@pytest.mark.parametrize("kind", ["sphinx", "no-rule"])
+def test_an_unchanged_recrawl_decodes_each_pages_cache_document_once_at_most(
+    kind: str, tmp_path: Path
+) -> None:
+    """Whether the page needs a worker, then its record: one reading of its document,
+    not one for the question and another for the answer."""
+    if kind == "sphinx":
+        site = require_site("requests")
+        root, start = site.root, site.start
+    else:
+        root, start = templated_site(tmp_path / "site"), "/index.html"
+    with serve_directory(root) as server:
+        document_reads(server.url(start), tmp_path)
+        again = document_reads(server.url(start), tmp_path)
+    manifest = (tmp_path / "out" / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    pages = sum(1 for line in manifest if json.loads(line)["status"] == "ok")
+    assert 0 < again <= pages

@@ -89,22 +89,42 @@ class ConversionFailed(Exception):
         self.reason = reason
 
 
-def process_page(page: CrawledPage, deps: ProcessDeps, settle: bool = True) -> PageRecord:
+@dataclass(frozen=True)
+class CachedConversion:
+    """What ``cached_conversion`` answered for a page under one template and rules
+    setting (``at_hand``): ``process_page`` takes it instead of reading the cache
+    document again, when it processes the page under the same ones."""
+
+    template_id: str
+    rules: bool
+    found: tuple[str, ConvertedPage]
+
+
+def process_page(
+    page: CrawledPage,
+    deps: ProcessDeps,
+    settle: bool = True,
+    cached: CachedConversion | None = None,
+) -> PageRecord:
     """Convert (or reuse) the page's markdown and record it; never raises for a bad page.
     ``settle=False``: the caller settles the template itself (``settle_template``), once
-    for a batch of pages rather than once per page."""
+    for a batch of pages rather than once per page. ``cached``: the page's cached
+    conversion as ``at_hand`` read it."""
     existing = deps.pages.get(page.job_id, page.url_hash)
     if existing is not None:
         return existing  # a redelivery: already recorded, counted and announced
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
-    if not state.settled and _waits_for_template(page, deps.blobs, rules):
+    found = _still_found(cached, state, rules)
+    if not state.settled and _waits_for_template(page, deps.blobs, rules, found):
         # A placeholder key (no cache document exists yet): finalize converts the page
         # and points its record at the cache's document (``reprocess``)
         record = _deferred_record(page, job_key(page.job_id, f"pages/{page.url_hash}.md"))
     else:
         try:
-            key, converted = cached_or_converted(page, deps.blobs, state.template, rules)
+            key, converted = found or cached_or_converted(
+                page, deps.blobs, state.template, rules
+            )
         except ConversionFailed as exc:
             return record_failure(page, exc, deps)
         if deps.job_copy:
@@ -141,12 +161,20 @@ def convert_ahead(page: CrawledPage, deps: ProcessDeps) -> None:
             converted_page(page, deps.blobs, state.template, rules)
 
 
-def _waits_for_template(page: CrawledPage, blobs: BlobStore, rules: bool) -> bool:
+def _waits_for_template(
+    page: CrawledPage,
+    blobs: BlobStore,
+    rules: bool,
+    found: tuple[str, ConvertedPage] | None = None,
+) -> bool:
     """Converting now would be converting twice: the template, not settled yet, can
     change this page's markdown (finalize converts it once it has). A page a generator
-    rule recognises is converted now; so is one whose body is gone (it fails now)."""
+    rule recognises is converted now; so is one whose body is gone (it fails now).
+    ``found``: the page's cached conversion for no template, already read."""
     if not rules:
         return True
+    if found is not None:  # read under no template: the document looked for here
+        return not templating.by_rule(found[1].extractor)
     cached = blobs.get(markdown_cache_key(page, None, rules))  # a re-crawl: no parse
     if cached is not None:
         return not templating.by_rule(_from_json(cached).extractor)
@@ -188,6 +216,30 @@ def needs_no_converter(page: CrawledPage, deps: ProcessDeps) -> bool:
         return True
     cached = deps.blobs.exists(markdown_cache_key(page, None, rules))
     return cached or deps.blobs.exists(_waits_key(page))
+
+
+def at_hand(page: CrawledPage, deps: ProcessDeps) -> tuple[bool, CachedConversion | None]:
+    """``needs_no_converter``, and the cached conversion it read to tell, for
+    ``process_page`` to take: a cached re-crawl then reads each page's cache document
+    once, not twice (the question, then the process step)."""
+    rules = deps.facts.rules(page.job_id, deps.jobs)
+    state = deps.facts.template(page.job_id, deps.blobs)
+    if not state.settled and not rules:
+        return True, None  # every page waits for the template
+    found = cached_conversion(page, deps.blobs, state.template, rules)
+    if found is not None:
+        return True, CachedConversion(state.id, rules, found)
+    return not state.settled and deps.blobs.exists(_waits_key(page)), None
+
+
+def _still_found(
+    cached: CachedConversion | None, state: JobTemplate, rules: bool
+) -> tuple[str, ConvertedPage] | None:
+    """``cached``'s conversion, if it was read under the template and rules the page
+    is processed under (else it is looked up again)."""
+    if cached is None or cached.template_id != state.id or cached.rules != rules:
+        return None
+    return cached.found
 
 
 def _deferred_record(page: CrawledPage, key: str) -> PageRecord:

@@ -31,7 +31,7 @@ from ..agent_outputs import page_markdown
 from ..models import CrawledPage, FetchResult, FrontierItem, PageRecord, PageStatus
 from ..pipeline import templating
 from ..pipeline.crawl import CrawlDeps, crawl_batch
-from ..pipeline.process import ProcessDeps, needs_no_converter, process_page
+from ..pipeline.process import ProcessDeps, at_hand, needs_no_converter, process_page
 from ..pipeline.reading import Fetched, Read, crawled, read_fetched
 from ..ports import CrawlOutcome, CrawlRequest, CrawlResponse
 
@@ -283,12 +283,15 @@ class LocalInvoker:
     def process(self, page: CrawledPage) -> None:
         # Inline only while no pool runs: once workers exist, recording a page (a blob
         # copy, three writes) is their work, not the event loop's.
-        if self._pool is None and self._inline is not None and self._cached(page, self._inline):
+        if self._pool is None and self._inline is not None:
             try:
-                process_page(page, self._inline)
+                enough, cached = at_hand(page, self._inline)
+                if enough:
+                    process_page(page, self._inline, cached=cached)
+                    return
             except Exception as exc:  # noqa: BLE001 - a store hiccup: the recovery pass retries
                 log.warning("processing %s failed: %r", page.url, exc)
-            return
+                return
         self._submit(page)
 
     def _submit(self, page: CrawledPage) -> None:
