@@ -35,12 +35,12 @@ def test_the_forkserver_starts_before_the_first_request_unless_the_start_page_is
     assert requests_before == [0]  # cached: not started up front
 
 
-def test_the_start_pages_links_are_asked_for_while_the_workers_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Nothing else can be fetched before the start page's links are known: it is read
-    for them at once, not after the workers' forkserver is up (~0.3 s of start-up). Here
-    the forkserver is held back until the start page's link is asked for (or 10 s)."""
+def start_page_link_asked_before_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patience: float
+) -> bool:
+    """Crawl a two-page site with the workers' forkserver held back until the start
+    page's link is asked for (or ``patience`` seconds): was it asked for first? Both
+    pages must be converted either way."""
     from mdcrawl.runtime import workers
 
     site = write_site(tmp_path / "site", {"/index.html": "<a href='a.html'>A</a>", "/a.html": ""})
@@ -49,7 +49,7 @@ def test_the_start_pages_links_are_asked_for_while_the_workers_start(
         asked_first: list[bool] = []
 
         def release_when_asked() -> None:
-            deadline = time.monotonic() + 10.0
+            deadline = time.monotonic() + patience
             while time.monotonic() < deadline and "/a.html" not in server.stats.paths():
                 time.sleep(0.01)
             asked_first.append("/a.html" in server.stats.paths())
@@ -66,6 +66,25 @@ def test_the_start_pages_links_are_asked_for_while_the_workers_start(
         monkeypatch.setattr(local, "start_workers", holding)
         monkeypatch.setattr(workers, "start_workers", holding)
         assert crawl(server.url("/index.html"), tmp_path / "cache", tmp_path / "out") == 0
-    assert asked_first == [True]
     pages = (tmp_path / "out" / "docs.md").read_text(encoding="utf-8")
     assert "Page index.html" in pages and "Page a.html" in pages  # both converted
+    return asked_first == [True]
+
+
+def test_the_start_pages_links_are_asked_for_while_the_workers_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing else can be fetched before the start page's links are known: it is read
+    for them at once, not after the workers' forkserver is up (~0.3 s of start-up)."""
+    assert start_page_link_asked_before_the_workers(tmp_path, monkeypatch, patience=10.0)
+
+
+def test_a_big_start_page_waits_for_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past START_READ_HERE_BYTES its tree would stay in the crawl's own heap: a worker
+    reads it, as any page."""
+    from mdcrawl.runtime import workers
+
+    monkeypatch.setattr(workers, "START_READ_HERE_BYTES", 16)
+    assert not start_page_link_asked_before_the_workers(tmp_path, monkeypatch, patience=1.0)
