@@ -25,18 +25,25 @@ CONVERTER = {
     "markdownify",
     "readability",
 }
+# Counts the pools started and the markdown cache documents the process steps decoded.
 PROBE = """
 import json, sys
+from mdcrawl.pipeline import process
 from mdcrawl.runtime import local
-started = []
-real = local.process_pool
+started, decoded = [], []
+real_pool, real_decode = local.process_pool, process._from_json
 def counted(root):
     started.append(root)
-    return real(root)
-local.process_pool = counted
+    return real_pool(root)
+def decoding(data):
+    decoded.append(len(data))
+    return real_decode(data)
+local.process_pool, process._from_json = counted, decoding
 from mdcrawl.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "pools": len(started), "modules": sorted(sys.modules)}))
+print(json.dumps({
+    "code": code, "pools": len(started), "decoded": len(decoded), "modules": sorted(sys.modules)
+}))
 """
 
 
@@ -56,15 +63,19 @@ def templated_site(root: Path) -> Path:
     return write_site(root, {**pages, "/index.html": f"<p>{index}</p>"})
 
 
+def site_of_kind(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    """The site's folder and start path: a Sphinx site, or one no rule recognises."""
+    if kind == "sphinx":
+        site = require_site("requests")
+        return site.root, site.start
+    return templated_site(tmp_path / "site"), "/index.html"
+
+
 @pytest.mark.parametrize("kind", ["sphinx", "no-rule"])
 def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(
     kind: str, tmp_path: Path
 ) -> None:
-    if kind == "sphinx":
-        site = require_site("requests")
-        root, start = site.root, site.start
-    else:
-        root, start = templated_site(tmp_path / "site"), "/index.html"
+    root, start = site_of_kind(kind, tmp_path)
     with serve_directory(root) as server:
         fresh = crawl_probed(server.url(start), tmp_path)
         again = crawl_probed(server.url(start), tmp_path)
@@ -74,31 +85,6 @@ def test_an_unchanged_recrawl_starts_no_worker_and_imports_no_converter(
     assert CONVERTER & set(again["modules"]) == set()
 
 
-DOCUMENT_READS = """
-import json, sys
-from mdcrawl.pipeline import process
-read = []
-real = process._from_json
-def counted(data):
-    read.append(len(data))
-    return real(data)
-process._from_json = counted
-from mdcrawl.cli import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "reads": len(read)}))
-"""
-
-
-def document_reads(url: str, tmp: Path) -> int:
-    """The markdown cache documents the crawl's process steps decoded (a crawl in a fresh
-    interpreter, as the CLI runs it)."""
-    cmd = [sys.executable, "-c", DOCUMENT_READS, "crawl", url, "--quiet"]
-    cmd += ["--cache-dir", str(tmp / "cache"), "--out", str(tmp / "out")]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
-    probe = json.loads(done.stdout.strip().splitlines()[-1])
-    assert probe["code"] == 0, done.stderr
-    return int(probe["reads"])
-
 
 @pytest.mark.parametrize("kind", ["sphinx", "no-rule"])
 def test_an_unchanged_recrawl_decodes_each_pages_cache_document_once_at_most(
@@ -106,14 +92,10 @@ def test_an_unchanged_recrawl_decodes_each_pages_cache_document_once_at_most(
 ) -> None:
     """Whether the page needs a worker, then its record: one reading of its document,
     not one for the question and another for the answer."""
-    if kind == "sphinx":
-        site = require_site("requests")
-        root, start = site.root, site.start
-    else:
-        root, start = templated_site(tmp_path / "site"), "/index.html"
+    root, start = site_of_kind(kind, tmp_path)
     with serve_directory(root) as server:
-        document_reads(server.url(start), tmp_path)
-        again = document_reads(server.url(start), tmp_path)
+        crawl_probed(server.url(start), tmp_path)
+        again = crawl_probed(server.url(start), tmp_path)["decoded"]
     manifest = (tmp_path / "out" / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
     pages = sum(1 for line in manifest if json.loads(line)["status"] == "ok")
     assert 0 < again <= pages

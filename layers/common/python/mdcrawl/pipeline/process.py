@@ -205,17 +205,14 @@ def _waits_key(page: CrawledPage) -> str:
 def needs_no_converter(page: CrawledPage, deps: ProcessDeps) -> bool:
     """Can ``process_page`` record this page without converting or parsing it? Its
     markdown is cached under the key it would use now, or (the template not settled
-    yet) it is known to wait for the template. Then no conversion worker is needed."""
+    yet) it is known to wait for the template. Then no conversion worker is needed.
+    A document under the key the process step looks up first answers without being
+    decoded; else ``at_hand`` tells."""
     rules = deps.facts.rules(page.job_id, deps.jobs)
     state = deps.facts.template(page.job_id, deps.blobs)
     if deps.blobs.exists(markdown_cache_key(page, state.template, rules)):
         return True
-    if state.settled:
-        return cached_conversion(page, deps.blobs, state.template, rules) is not None
-    if not rules:
-        return True
-    cached = deps.blobs.exists(markdown_cache_key(page, None, rules))
-    return cached or deps.blobs.exists(_waits_key(page))
+    return at_hand(page, deps)[0]
 
 
 def at_hand(page: CrawledPage, deps: ProcessDeps) -> tuple[bool, CachedConversion | None]:
